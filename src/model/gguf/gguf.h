@@ -1,0 +1,132 @@
+// GGUF: the model file format of llama.cpp (https://github.com/ggml-org/ggml/blob/master/docs/gguf.md).
+//
+// GgufFile maps a file read-only and validates everything before anything else looks at it:
+// a GgufFile that opened is safe to index (every tensor lies inside the file, every count was
+// checked against the bytes that remain). Errors are one line naming the file, field and value.
+// GgufWriter writes the same format; llama.cpp loads what it writes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/status.h"
+
+namespace tandem::gguf {
+
+enum class ValueType : uint32_t {
+  UINT8 = 0, INT8 = 1, UINT16 = 2, INT16 = 3, UINT32 = 4, INT32 = 5, FLOAT32 = 6, BOOL = 7,
+  STRING = 8, ARRAY = 9, UINT64 = 10, INT64 = 11, FLOAT64 = 12,
+};
+std::string_view value_type_name(ValueType t);
+
+struct Value;
+
+// A typed array; arrays may nest (an ARRAY of ARRAYs).
+struct Array {
+  ValueType type = ValueType::UINT8;  // element type
+  std::vector<Value> items;
+};
+
+struct Value {
+  using Storage = std::variant<uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, float, bool,
+                               std::string, Array, uint64_t, int64_t, double>;
+  Storage v;
+
+  ValueType type() const;
+  // Integer of any width, if it is an integer (bool excluded).
+  std::optional<int64_t> as_int() const;
+  // Float or double, if it is one.
+  std::optional<double> as_float() const;
+  const std::string* as_string() const { return std::get_if<std::string>(&v); }
+  const Array* as_array() const { return std::get_if<Array>(&v); }
+  const bool* as_bool() const { return std::get_if<bool>(&v); }
+};
+
+struct TensorInfo {
+  std::string name;
+  std::vector<uint64_t> dims;  // ggml order: dims[0] is the innermost (contiguous) dimension
+  DType type = DType::F32;
+  uint64_t offset = 0;   // from the start of the data section, as stored
+  uint64_t n_bytes = 0;  // derived from dims and type
+  const uint8_t* data = nullptr;  // points into the mapping
+
+  uint64_t n_elements() const;
+};
+
+class GgufFile {
+ public:
+  // Maps and validates a file.
+  static Result<std::shared_ptr<GgufFile>> open(const std::string& path);
+  // Validates a buffer the caller keeps alive (the fuzz target uses this); name appears in errors.
+  static Result<std::shared_ptr<GgufFile>> from_memory(const uint8_t* data, size_t size,
+                                                       std::string name);
+  ~GgufFile();
+  GgufFile(const GgufFile&) = delete;
+  GgufFile& operator=(const GgufFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  uint32_t version() const { return version_; }
+  uint64_t alignment() const { return alignment_; }
+  uint64_t data_offset() const { return data_offset_; }  // file offset of the data section
+  size_t file_size() const { return size_; }
+
+  const std::vector<std::pair<std::string, Value>>& metadata() const { return metadata_; }
+  const Value* find(std::string_view key) const;  // nullptr when absent
+
+  // Typed getters; the error names the file, the key and what was found instead.
+  Result<std::string> get_string(std::string_view key) const;
+  Result<int64_t> get_int(std::string_view key) const;        // any integer type
+  Result<double> get_float(std::string_view key) const;       // float32/float64 (or an integer)
+  Result<bool> get_bool(std::string_view key) const;
+  Result<const Array*> get_array(std::string_view key) const;
+
+  const std::vector<TensorInfo>& tensors() const { return tensors_; }
+  const TensorInfo* find_tensor(std::string_view name) const;  // nullptr when absent
+
+ private:
+  GgufFile() = default;
+  Status parse();
+
+  std::string path_;
+  const uint8_t* base_ = nullptr;
+  size_t size_ = 0;
+  bool mapped_ = false;  // true when base_ is our mmap (unmapped in the destructor)
+  uint32_t version_ = 0;
+  uint64_t alignment_ = 32;
+  uint64_t data_offset_ = 0;
+  std::vector<std::pair<std::string, Value>> metadata_;
+  std::vector<TensorInfo> tensors_;
+};
+
+class GgufWriter {
+ public:
+  // Fills exactly n_bytes at dst; called once, in tensor order, while the file is written, so a
+  // multi-gigabyte model never has to sit in memory twice.
+  using Producer = std::function<void(uint8_t* dst, size_t n_bytes)>;
+
+  void set(std::string key, Value value);  // replaces an existing key, keeps insertion order
+  void add_tensor(std::string name, std::vector<uint64_t> dims, DType type, Producer producer);
+  void set_alignment(uint64_t alignment);  // also written as general.alignment when not 32
+  Status write(const std::string& path) const;
+
+ private:
+  struct PendingTensor {
+    std::string name;
+    std::vector<uint64_t> dims;
+    DType type;
+    Producer producer;
+  };
+  uint64_t alignment_ = 32;
+  std::vector<std::pair<std::string, Value>> metadata_;
+  std::vector<PendingTensor> tensors_;
+};
+
+}  // namespace tandem::gguf
