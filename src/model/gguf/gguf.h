@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -33,6 +34,8 @@ struct Value;
 struct Array {
   ValueType type = ValueType::UINT8;  // element type
   std::vector<Value> items;
+
+  bool operator==(const Array& other) const;  // same element type and equal items
 };
 
 struct Value {
@@ -48,6 +51,9 @@ struct Value {
   const std::string* as_string() const { return std::get_if<std::string>(&v); }
   const Array* as_array() const { return std::get_if<Array>(&v); }
   const bool* as_bool() const { return std::get_if<bool>(&v); }
+
+  // Same type and value (floats compare as floats: NaN != NaN, -0 == 0).
+  bool operator==(const Value& other) const { return v == other.v; }
 };
 
 struct TensorInfo {
@@ -104,6 +110,9 @@ class GgufFile {
   uint64_t data_offset_ = 0;
   std::vector<std::pair<std::string, Value>> metadata_;
   std::vector<TensorInfo> tensors_;
+  // Name -> index lookups; the views point into metadata_/tensors_, which never change after parse.
+  std::unordered_map<std::string_view, size_t> key_index_;
+  std::unordered_map<std::string_view, size_t> tensor_index_;
 };
 
 class GgufWriter {

@@ -3,6 +3,7 @@
 // (`"gpt2"`, pre-tokenizer chosen by `tokenizer.ggml.pre`).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -36,6 +37,9 @@ struct VocabData {
   TokenId bos = -1, eos = -1, unk = -1, pad = -1, eot = -1;
   bool add_bos = false, add_eos = false;
   bool add_space_prefix = true;  // SentencePiece: prepend a space (tokenizer.ggml.add_space_prefix)
+  // general.name: llama.cpp keys a few per-model token attribute fixes on it (Phi-3 strips the
+  // whitespace after its special tokens).
+  std::string model_name;
 };
 
 class Tokenizer {
@@ -60,11 +64,18 @@ class Tokenizer {
   int32_t n_vocab() const { return int32_t(data_.tokens.size()); }
   TokenId bos() const { return data_.bos; }
   TokenId eos() const { return data_.eos; }
-  bool is_eog(TokenId id) const { return id >= 0 && (id == data_.eos || id == data_.eot); }
+  // End of generation: EOS, EOT, and the tokens llama.cpp recognises by text (<|eot_id|>,
+  // <|im_end|>, <|endoftext|>, ...).
+  bool is_eog(TokenId id) const {
+    return id >= 0 && (id == data_.eos || id == data_.eot ||
+                       std::find(eog_ids_.begin(), eog_ids_.end(), id) != eog_ids_.end());
+  }
 
  protected:
   explicit Tokenizer(VocabData data) : data_(std::move(data)) {}
   VocabData data_;
+  std::vector<TokenId> eog_ids_;  // filled by the concrete tokenizer
+  bool clean_spaces_ = false;     // decode: llama.cpp's " ," / " '" clean-up (most BPE pre types)
 };
 
 }  // namespace tandem

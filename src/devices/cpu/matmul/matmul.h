@@ -36,6 +36,22 @@ void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t m, in
 // Which implementation matmul dispatches to on this CPU ("avx512", "avx2", "portable").
 const char* matmul_isa();
 
+// Arithmetic of the prefill GEMM (m >= kBf16MinRows) on CPUs with AVX512-BF16.
+//   kFp32:            weights dequantized to fp32, fp32 FMAs (error: fp32 rounding only).
+//   kBf16Activations: activations rounded to bf16 (8-bit mantissa), weights kept exact (Q4_0/Q8_0
+//                     integer levels and bf16 weights are exact in bf16; the fp16 block scale is
+//                     applied in fp32 per 32-element block), products summed in fp32 by
+//                     vdpbf16ps: twice the fp32 FMA rate, relative error about 2^-9 of |x|.|w|.
+// Decode (small m) and weights that bf16 cannot hold exactly (f32, f16) always use fp32.
+// The default is kBf16Activations unless the environment sets TANDEM_MATMUL_PRECISION=fp32.
+enum class GemmPrecision { kFp32, kBf16Activations };
+void set_gemm_precision(GemmPrecision p);
+GemmPrecision gemm_precision();
+
+// Smallest m for which the bf16 GEMM is used (below it the cost is weight-bandwidth bound and
+// rounding activations would buy nothing).
+constexpr int64_t kBf16MinRows = 16;
+
 // One row of W dequantized to fp32 (embedding lookup uses this).
 void dequantize_row(const WeightView& w, int64_t row, float* out);
 

@@ -1,0 +1,137 @@
+// AVX2 + FMA fp32 prefill GEMM (W4A16: weights dequantized to fp32 panels, activations fp32).
+//
+// Microkernel: 6 activation rows x 16 weight rows = 12 ymm accumulators + 2 weight registers + 1
+// broadcast, within the 16 ymm registers; 8 loads per 12 FMAs. Cache blocking as in the AVX-512
+// GEMM with a narrower panel: kc = 256, nc = 128 weight rows (128 KiB fp32 panel, 16 KiB
+// sub-panel, 6 KiB activation slice).
+#include <immintrin.h>
+
+#include "devices/cpu/matmul/matmul_internal.h"
+#include "devices/cpu/matmul/simd_avx2.h"
+
+namespace tandem::cpu::detail {
+
+extern const GemvFn kAvx2Gemv[5];
+
+namespace {
+
+constexpr int kMR = 6;
+constexpr int kNR = 16;
+constexpr int kMaxKc = 256;
+
+void pack_x(const float* x, int64_t ldx, int rows, int64_t k, int64_t kpad, void* dst) {
+  float* out = static_cast<float*>(dst);
+  for (int64_t c = 0; c < kpad; ++c)
+    for (int i = 0; i < kMR; ++i) out[c * kMR + i] = (i < rows && c < k) ? x[i * ldx + c] : 0.0f;
+}
+
+// Row columns [k0, k0 + n) as fp32 (block types: k0 and n multiples of 32).
+void dequant_row(const WeightView& w, int64_t row, int64_t k0, int64_t n, float* out) {
+  const char* base = static_cast<const char*>(w.data) + size_t(row) * w.row_bytes;
+  if (w.type == DType::Q4_0 || w.type == DType::Q8_0) {
+    for (int64_t b = 0; b < n / 32; ++b) {
+      __m256 v[4];
+      float d;
+      if (w.type == DType::Q4_0) {
+        const BlockQ4_0* blk = reinterpret_cast<const BlockQ4_0*>(base) + k0 / 32 + b;
+        q4_levels(blk, v);
+        d = fp16_scale(blk->d);
+      } else {
+        const BlockQ8_0* blk = reinterpret_cast<const BlockQ8_0*>(base) + k0 / 32 + b;
+        q8_levels(blk, v);
+        d = fp16_scale(blk->d);
+      }
+      for (int j = 0; j < 4; ++j) _mm256_storeu_ps(out + b * 32 + 8 * j, _mm256_mul_ps(v[j], _mm256_set1_ps(d)));
+    }
+    return;
+  }
+  const int64_t vec_end = n / 8 * 8;
+  for (int64_t j = 0; j < n; ++j) {
+    if (j < vec_end) {
+      __m256 v;
+      if (w.type == DType::F32) v = _mm256_loadu_ps(reinterpret_cast<const float*>(base) + k0 + j);
+      else if (w.type == DType::F16) v = load8_f16(reinterpret_cast<const uint16_t*>(base) + k0 + j);
+      else v = load8_bf16(reinterpret_cast<const uint16_t*>(base) + k0 + j);
+      _mm256_storeu_ps(out + j, v);
+      j += 7;
+      continue;
+    }
+    const int64_t k = k0 + j;
+    out[j] = w.type == DType::F32   ? reinterpret_cast<const float*>(base)[k]
+             : w.type == DType::F16 ? fp16_scale(reinterpret_cast<const uint16_t*>(base)[k])
+                                    : bf16_value(reinterpret_cast<const uint16_t*>(base)[k]);
+  }
+}
+
+void pack_panel(const WeightView& w, int64_t r0, int rows, int64_t k0, int64_t kc, void* panel, float*) {
+  alignas(32) float staged[kNR][kMaxKc];
+  float* out = static_cast<float*>(panel);
+  for (int r = 0; r < kNR; ++r) {
+    if (r < rows) dequant_row(w, r0 + r, k0, kc, staged[r]);
+    else
+      for (int64_t c = 0; c < kc; ++c) staged[r][c] = 0.0f;
+  }
+  for (int64_t c = 0; c < kc; ++c)
+    for (int r = 0; r < kNR; ++r) out[c * kNR + r] = staged[r][c];
+}
+
+inline void store_row(float* y, __m256 c0, __m256 c1, __m256i m0, __m256i m1, bool full, bool accumulate) {
+  if (full) {
+    if (accumulate) {
+      c0 = _mm256_add_ps(c0, _mm256_loadu_ps(y));
+      c1 = _mm256_add_ps(c1, _mm256_loadu_ps(y + 8));
+    }
+    _mm256_storeu_ps(y, c0);
+    _mm256_storeu_ps(y + 8, c1);
+    return;
+  }
+  if (accumulate) {
+    c0 = _mm256_add_ps(c0, _mm256_maskload_ps(y, m0));
+    c1 = _mm256_add_ps(c1, _mm256_maskload_ps(y + 8, m1));
+  }
+  _mm256_maskstore_ps(y, m0, c0);
+  _mm256_maskstore_ps(y + 8, m1, c1);
+}
+
+template <int MV>
+void micro_rows(const float* a, const float* b, int64_t kc, float* y, int64_t ldy, int nr_valid, bool accumulate) {
+  __m256 c0[MV], c1[MV];
+  for (int i = 0; i < MV; ++i) c0[i] = c1[i] = _mm256_setzero_ps();
+  for (int64_t k = 0; k < kc; ++k) {
+    const __m256 b0 = _mm256_loadu_ps(b + k * kNR);
+    const __m256 b1 = _mm256_loadu_ps(b + k * kNR + 8);
+    for (int i = 0; i < MV; ++i) {
+      const __m256 ai = _mm256_broadcast_ss(a + k * kMR + i);
+      c0[i] = _mm256_fmadd_ps(ai, b0, c0[i]);
+      c1[i] = _mm256_fmadd_ps(ai, b1, c1[i]);
+    }
+  }
+  const __m256i m0 = first_lanes8(nr_valid), m1 = first_lanes8(nr_valid - 8);
+  for (int i = 0; i < MV; ++i) store_row(y + i * ldy, c0[i], c1[i], m0, m1, nr_valid == kNR, accumulate);
+}
+
+void micro(int mr_valid, const void* ap, const void* bp, const float*, int64_t kc, float* y, int64_t ldy,
+           int nr_valid, bool accumulate) {
+  const float* a = static_cast<const float*>(ap);
+  const float* b = static_cast<const float*>(bp);
+  switch (mr_valid) {
+    case 1: return micro_rows<1>(a, b, kc, y, ldy, nr_valid, accumulate);
+    case 2: return micro_rows<2>(a, b, kc, y, ldy, nr_valid, accumulate);
+    case 3: return micro_rows<3>(a, b, kc, y, ldy, nr_valid, accumulate);
+    case 4: return micro_rows<4>(a, b, kc, y, ldy, nr_valid, accumulate);
+    case 5: return micro_rows<5>(a, b, kc, y, ldy, nr_valid, accumulate);
+    default: return micro_rows<6>(a, b, kc, y, ldy, nr_valid, accumulate);
+  }
+}
+
+constexpr GemmKernels kGemm{kMR, kNR, kMaxKc, 128, 1, 4, 4, false, pack_x, pack_panel, micro};
+
+}  // namespace
+
+const IsaKernels& avx2_kernels() {
+  static const IsaKernels k{{kAvx2Gemv[0], kAvx2Gemv[1], kAvx2Gemv[2], kAvx2Gemv[3], kAvx2Gemv[4]},
+                            {kGemm, kGemm, kGemm, kGemm, kGemm}};
+  return k;
+}
+
+}  // namespace tandem::cpu::detail

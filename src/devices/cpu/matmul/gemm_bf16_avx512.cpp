@@ -1,0 +1,155 @@
+// AVX512-BF16 prefill GEMM: activations rounded to bf16, weights exact, fp32 accumulation.
+//
+// vdpbf16ps multiplies 32 bf16 pairs into 16 fp32 lanes per instruction, twice the MACs of an fp32
+// FMA. Exactness of the weights: Q4_0 levels (-8..7) and Q8_0 levels (-128..127) are small
+// integers, exact in bf16's 8-bit significand, and bf16 weights are copied, so the only rounding
+// besides fp32 accumulation is x -> bf16 (relative 2^-9). The fp16 block scale of Q4_0/Q8_0 is not
+// folded into the bf16 values (that would round the weight); each 32-column block is summed in
+// unscaled levels and then scaled in fp32: acc += sum_block * d.
+//
+// Layouts (k pairs interleaved so each dword lane holds one row's two consecutive columns):
+// activations [k/2][MR][2] (a pair is broadcast as one dword), panel [k/2][32][2] (two zmm per
+// pair = 32 weight rows).
+//
+// Tiles: block-scaled types keep 6 x 32 totals plus 6 x 32 per-block sums (24 zmm) + 2 weight
+// + 2 scale registers; bf16 weights need no per-block sums, so 12 x 32 (24 zmm) as in fp32.
+#include "devices/cpu/matmul/kernels_avx512.h"
+#include "devices/cpu/matmul/simd_avx512.h"
+
+namespace tandem::cpu::detail {
+namespace {
+
+constexpr int kNR = 32;
+constexpr int kMRScaled = 6;
+constexpr int kMRPlain = 12;
+
+// Rows of x to bf16 (round to nearest even, NaN stays NaN), pairs interleaved by row.
+template <int MR>
+void pack_x(const float* x, int64_t ldx, int rows, int64_t k, int64_t kpad, void* dst) {
+  uint32_t* out = static_cast<uint32_t*>(dst);
+  for (int i = 0; i < MR; ++i) {
+    for (int64_t c = 0; c < kpad; c += 32) {
+      alignas(64) uint32_t pairs[16];
+      if (i < rows) {
+        const __m512 lo = _mm512_maskz_loadu_ps(first_lanes(k - c), x + i * ldx + c);
+        const __m512 hi = _mm512_maskz_loadu_ps(first_lanes(k - c - 16), x + i * ldx + c + 16);
+        _mm512_store_si512(pairs, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+      } else {
+        _mm512_store_si512(pairs, _mm512_setzero_si512());
+      }
+      const int64_t n = (kpad - c) / 2 < 16 ? (kpad - c) / 2 : 16;
+      for (int64_t j = 0; j < n; ++j) out[(c / 2 + j) * MR + i] = pairs[j];
+    }
+  }
+}
+
+inline void store_row(float* y, __m512 c0, __m512 c1, __mmask16 m0, __mmask16 m1, bool accumulate) {
+  if (accumulate) {
+    c0 = _mm512_add_ps(c0, _mm512_maskz_loadu_ps(m0, y));
+    c1 = _mm512_add_ps(c1, _mm512_maskz_loadu_ps(m1, y + 16));
+  }
+  _mm512_mask_storeu_ps(y, m0, c0);
+  _mm512_mask_storeu_ps(y + 16, m1, c1);
+}
+
+inline __m512 dot_pair(__m512 acc, uint32_t a_pair, __m512i b) {
+  return _mm512_dpbf16_ps(acc, (__m512bh)_mm512_set1_epi32(int(a_pair)), (__m512bh)b);
+}
+
+template <int MV>
+void micro_scaled_rows(const uint32_t* a, const uint16_t* b, const float* scales, int64_t kc, float* y, int64_t ldy,
+                       int nr_valid, bool accumulate) {
+  __m512 c0[MV], c1[MV];
+  for (int i = 0; i < MV; ++i) c0[i] = c1[i] = _mm512_setzero_ps();
+  for (int64_t blk = 0; blk < kc / 32; ++blk) {
+    __m512 t0[MV], t1[MV];
+    for (int i = 0; i < MV; ++i) t0[i] = t1[i] = _mm512_setzero_ps();
+    for (int p = 0; p < 16; ++p) {
+      const int64_t kp = blk * 16 + p;
+      const __m512i b0 = _mm512_load_si512(b + kp * 2 * kNR);
+      const __m512i b1 = _mm512_load_si512(b + kp * 2 * kNR + 32);
+      for (int i = 0; i < MV; ++i) {
+        t0[i] = dot_pair(t0[i], a[kp * kMRScaled + i], b0);
+        t1[i] = dot_pair(t1[i], a[kp * kMRScaled + i], b1);
+      }
+    }
+    const __m512 s0 = _mm512_load_ps(scales + blk * kNR);
+    const __m512 s1 = _mm512_load_ps(scales + blk * kNR + 16);
+    for (int i = 0; i < MV; ++i) {
+      c0[i] = _mm512_fmadd_ps(t0[i], s0, c0[i]);
+      c1[i] = _mm512_fmadd_ps(t1[i], s1, c1[i]);
+    }
+  }
+  const __mmask16 m0 = first_lanes(nr_valid), m1 = first_lanes(nr_valid - 16);
+  for (int i = 0; i < MV; ++i) store_row(y + i * ldy, c0[i], c1[i], m0, m1, accumulate);
+}
+
+template <int MV>
+void micro_plain_rows(const uint32_t* a, const uint16_t* b, int64_t kc, float* y, int64_t ldy, int nr_valid,
+                      bool accumulate) {
+  __m512 c0[MV], c1[MV];
+  for (int i = 0; i < MV; ++i) c0[i] = c1[i] = _mm512_setzero_ps();
+  for (int64_t kp = 0; kp < kc / 2; ++kp) {
+    const __m512i b0 = _mm512_load_si512(b + kp * 2 * kNR);
+    const __m512i b1 = _mm512_load_si512(b + kp * 2 * kNR + 32);
+    for (int i = 0; i < MV; ++i) {
+      c0[i] = dot_pair(c0[i], a[kp * kMRPlain + i], b0);
+      c1[i] = dot_pair(c1[i], a[kp * kMRPlain + i], b1);
+    }
+  }
+  const __mmask16 m0 = first_lanes(nr_valid), m1 = first_lanes(nr_valid - 16);
+  for (int i = 0; i < MV; ++i) store_row(y + i * ldy, c0[i], c1[i], m0, m1, accumulate);
+}
+
+void micro_scaled(int mr_valid, const void* ap, const void* bp, const float* scales, int64_t kc, float* y,
+                  int64_t ldy, int nr_valid, bool accumulate) {
+  const uint32_t* a = static_cast<const uint32_t*>(ap);
+  const uint16_t* b = static_cast<const uint16_t*>(bp);
+  switch (mr_valid) {
+    case 1: return micro_scaled_rows<1>(a, b, scales, kc, y, ldy, nr_valid, accumulate);
+    case 2: return micro_scaled_rows<2>(a, b, scales, kc, y, ldy, nr_valid, accumulate);
+    case 3: return micro_scaled_rows<3>(a, b, scales, kc, y, ldy, nr_valid, accumulate);
+    case 4: return micro_scaled_rows<4>(a, b, scales, kc, y, ldy, nr_valid, accumulate);
+    case 5: return micro_scaled_rows<5>(a, b, scales, kc, y, ldy, nr_valid, accumulate);
+    default: return micro_scaled_rows<6>(a, b, scales, kc, y, ldy, nr_valid, accumulate);
+  }
+}
+
+void micro_plain(int mr_valid, const void* ap, const void* bp, const float*, int64_t kc, float* y, int64_t ldy,
+                 int nr_valid, bool accumulate) {
+  const uint32_t* a = static_cast<const uint32_t*>(ap);
+  const uint16_t* b = static_cast<const uint16_t*>(bp);
+  switch (mr_valid) {
+    case 1: return micro_plain_rows<1>(a, b, kc, y, ldy, nr_valid, accumulate);
+    case 2: return micro_plain_rows<2>(a, b, kc, y, ldy, nr_valid, accumulate);
+    case 3: return micro_plain_rows<3>(a, b, kc, y, ldy, nr_valid, accumulate);
+    case 4: return micro_plain_rows<4>(a, b, kc, y, ldy, nr_valid, accumulate);
+    case 5: return micro_plain_rows<5>(a, b, kc, y, ldy, nr_valid, accumulate);
+    case 6: return micro_plain_rows<6>(a, b, kc, y, ldy, nr_valid, accumulate);
+    case 7: return micro_plain_rows<7>(a, b, kc, y, ldy, nr_valid, accumulate);
+    case 8: return micro_plain_rows<8>(a, b, kc, y, ldy, nr_valid, accumulate);
+    case 9: return micro_plain_rows<9>(a, b, kc, y, ldy, nr_valid, accumulate);
+    case 10: return micro_plain_rows<10>(a, b, kc, y, ldy, nr_valid, accumulate);
+    case 11: return micro_plain_rows<11>(a, b, kc, y, ldy, nr_valid, accumulate);
+    default: return micro_plain_rows<12>(a, b, kc, y, ldy, nr_valid, accumulate);
+  }
+}
+
+// kc = 256 (a multiple of the 32-column quant block), nc = 256: a 128 KiB bf16 panel.
+constexpr GemmKernels kScaled{kMRScaled, kNR, 256, 256, 2, 2, 2, true, pack_x<kMRScaled>, avx512::pack_panel_bf16,
+                              micro_scaled};
+constexpr GemmKernels kPlain{kMRPlain, kNR, 256, 256, 2, 2, 2, false, pack_x<kMRPlain>, avx512::pack_panel_bf16,
+                             micro_plain};
+
+}  // namespace
+
+const GemmKernels* avx512_bf16_gemm(DType t) {
+  switch (t) {
+    case DType::Q4_0:
+    case DType::Q8_0: return &kScaled;
+    case DType::BF16: return &kPlain;
+    default: return nullptr;
+  }
+}
+
+}  // namespace tandem::cpu::detail

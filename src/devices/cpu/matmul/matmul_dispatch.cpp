@@ -1,0 +1,121 @@
+// Public entry points: picks the ISA once from cpu_features(), picks decode (GEMV) or prefill
+// (GEMM, fp32 or bf16 activations) from m, and hands the work to the driver.
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/cpu_features.h"
+#include "core/quant.h"
+#include "devices/cpu/matmul/matmul.h"
+#include "devices/cpu/matmul/matmul_internal.h"
+
+namespace tandem::cpu {
+namespace detail {
+
+const char* isa_name(MatmulIsa isa) {
+  switch (isa) {
+    case MatmulIsa::kAvx512: return "avx512";
+    case MatmulIsa::kAvx2: return "avx2";
+    case MatmulIsa::kPortable: break;
+  }
+  return "portable";
+}
+
+bool isa_available(MatmulIsa isa) {
+  const CpuFeatures& f = cpu_features();
+  const bool avx2 = f.avx2 && f.fma && f.f16c;
+  switch (isa) {
+    case MatmulIsa::kAvx512: return avx2 && f.avx512f && f.avx512bw && f.avx512vl;
+    case MatmulIsa::kAvx2: return avx2;
+    case MatmulIsa::kPortable: break;
+  }
+  return true;
+}
+
+bool bf16_gemm_available() { return isa_available(MatmulIsa::kAvx512) && cpu_features().avx512bf16; }
+
+MatmulIsa best_isa() {
+  static const MatmulIsa isa = [] {
+    if (isa_available(MatmulIsa::kAvx512)) return MatmulIsa::kAvx512;
+    if (isa_available(MatmulIsa::kAvx2)) return MatmulIsa::kAvx2;
+    return MatmulIsa::kPortable;
+  }();
+  return isa;
+}
+
+int weight_type_index(DType t) {
+  switch (t) {
+    case DType::F32: return 0;
+    case DType::F16: return 1;
+    case DType::BF16: return 2;
+    case DType::Q8_0: return 3;
+    case DType::Q4_0: return 4;
+  }
+  std::abort();  // WeightView with a type this build does not implement
+}
+
+void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const WeightView& w,
+                 const float* x, int64_t m, int64_t ldx, float* y, int64_t ldy) {
+  if (m <= 0 || w.rows <= 0) return;
+  const MatmulArgs args{w, x, m, ldx, y, ldy};
+  if (w.cols <= 0) {  // empty sum
+    for (int64_t i = 0; i < m; ++i) std::memset(y + i * ldy, 0, size_t(w.rows) * sizeof(float));
+    return;
+  }
+  const IsaKernels& kernels = isa == MatmulIsa::kAvx512 ? avx512_kernels()
+                              : isa == MatmulIsa::kAvx2 ? avx2_kernels()
+                                                        : portable_kernels();
+  const int t = weight_type_index(w.type);
+  if (m <= kGemvMaxM) {
+    run_gemv(pool, args, kernels.gemv[t]);
+    return;
+  }
+  if (precision == GemmPrecision::kBf16Activations && m >= kBf16MinRows && isa == MatmulIsa::kAvx512 &&
+      bf16_gemm_available()) {
+    if (const GemmKernels* bf16 = avx512_bf16_gemm(w.type)) {
+      run_gemm(pool, args, *bf16);
+      return;
+    }
+  }
+  run_gemm(pool, args, kernels.gemm[t]);
+}
+
+namespace {
+std::atomic<GemmPrecision>& precision_state() {
+  static std::atomic<GemmPrecision> p{[] {
+    const char* e = std::getenv("TANDEM_MATMUL_PRECISION");
+    return e && std::strcmp(e, "fp32") == 0 ? GemmPrecision::kFp32 : GemmPrecision::kBf16Activations;
+  }()};
+  return p;
+}
+}  // namespace
+
+}  // namespace detail
+
+void set_gemm_precision(GemmPrecision p) { detail::precision_state().store(p, std::memory_order_relaxed); }
+GemmPrecision gemm_precision() { return detail::precision_state().load(std::memory_order_relaxed); }
+
+void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t m, int64_t ldx, float* y,
+            int64_t ldy) {
+  detail::matmul_with(detail::best_isa(), gemm_precision(), pool, w, x, m, ldx, y, ldy);
+}
+
+const char* matmul_isa() { return detail::isa_name(detail::best_isa()); }
+
+void dequantize_row(const WeightView& w, int64_t row, float* out) {
+  const void* src = static_cast<const char*>(w.data) + size_t(row) * w.row_bytes;
+  const size_t n = size_t(w.cols);
+  switch (w.type) {
+    case DType::F32: std::memcpy(out, src, n * sizeof(float)); return;
+    case DType::F16:
+      for (size_t i = 0; i < n; ++i) out[i] = fp16_to_f32(static_cast<const fp16_t*>(src)[i]);
+      return;
+    case DType::BF16:
+      for (size_t i = 0; i < n; ++i) out[i] = bf16_to_f32(static_cast<const bf16_t*>(src)[i]);
+      return;
+    case DType::Q8_0: dequantize_row_q8_0(static_cast<const BlockQ8_0*>(src), out, n); return;
+    case DType::Q4_0: dequantize_row_q4_0(static_cast<const BlockQ4_0*>(src), out, n); return;
+  }
+}
+
+}  // namespace tandem::cpu

@@ -1,0 +1,88 @@
+// Splits a matmul over the thread pool and walks the cache blocks; the arithmetic lives in the
+// per-ISA kernel tables. Compiled with baseline flags (see matmul_internal.h).
+#include <algorithm>
+
+#include "core/thread_pool.h"
+#include "devices/cpu/matmul/matmul_internal.h"
+
+namespace tandem::cpu::detail {
+
+void run_gemv(ThreadPool& pool, const MatmulArgs& a, GemvFn fn) {
+  // Decode is bound by weight bandwidth: each thread streams one contiguous run of rows (good for
+  // the hardware prefetcher, no false sharing on y) whose bounds are multiples of 4 so the kernel
+  // keeps its 4-rows-per-pass blocking except in the very last chunk.
+  const int64_t rows = a.w.rows;
+  const int64_t groups = (rows + 3) / 4;
+  pool.run([&](int ith, int nth) {
+    const int64_t g0 = groups * ith / nth;
+    const int64_t g1 = groups * (ith + 1) / nth;
+    const int64_t r0 = std::min(rows, g0 * 4);
+    const int64_t r1 = std::min(rows, g1 * 4);
+    if (r0 < r1) fn(a, r0, r1);
+  });
+}
+
+void run_gemm(ThreadPool& pool, const MatmulArgs& a, const GemmKernels& k) {
+  const int64_t cols = a.w.cols;
+  const int64_t kpad = (cols + k.k_align - 1) / k.k_align * k.k_align;
+  const int64_t m_blocks = (a.m + k.mr - 1) / k.mr;
+  const size_t x_block_bytes = size_t(k.mr) * size_t(kpad) * size_t(k.a_bytes);
+  // Packed activations are shared: the caller (thread 0) owns the buffer, every thread packs a
+  // share of the row blocks, and the pool's join is the barrier before the multiply.
+  char* packed_x = static_cast<char*>(thread_scratch(kScratchPackedX, x_block_bytes * size_t(m_blocks)));
+  pool.run([&](int ith, int nth) {
+    for (int64_t b = ith; b < m_blocks; b += nth) {
+      const int rows = int(std::min<int64_t>(k.mr, a.m - b * k.mr));
+      k.pack_x(a.x + b * k.mr * a.ldx, a.ldx, rows, cols, kpad, packed_x + size_t(b) * x_block_bytes);
+    }
+  });
+
+  // Threads take contiguous runs of NR-row weight blocks (each thread dequantizes only its own
+  // weights, once per k block). When there are fewer weight blocks than threads (tiny W, long
+  // prompt) the activation blocks are split as well.
+  const int64_t n_blocks = (a.w.rows + k.nr - 1) / k.nr;
+  pool.run([&](int ith, int nth) {
+    const int64_t tn = std::min<int64_t>(nth, n_blocks);
+    const int64_t tm = std::max<int64_t>(1, std::min<int64_t>(nth / tn, m_blocks));
+    if (ith >= tn * tm) return;
+    const int64_t in = ith % tn, im = ith / tn;
+    const int64_t nb0 = n_blocks * in / tn, nb1 = n_blocks * (in + 1) / tn;
+    const int64_t mb0 = m_blocks * im / tm, mb1 = m_blocks * (im + 1) / tm;
+    if (nb0 >= nb1 || mb0 >= mb1) return;
+
+    const int sub_per_panel = std::max(1, k.nc / k.nr);
+    const size_t sub_bytes = size_t(k.nr) * size_t(k.kc) * size_t(k.b_bytes);
+    char* panel = static_cast<char*>(thread_scratch(kScratchPanel, sub_bytes * size_t(sub_per_panel)));
+    const size_t scales_per_sub = size_t(k.nr) * size_t((k.kc + 31) / 32);
+    float* scales = k.scaled ? static_cast<float*>(thread_scratch(kScratchScales, scales_per_sub * sizeof(float) * size_t(sub_per_panel)))
+                             : nullptr;
+
+    // Loop order: k blocks outermost so a packed panel (nc rows x kc columns, sized for L2) is
+    // dequantized once and then reused by every activation block; the activation block slice
+    // (mr x kc) stays in L1 while it sweeps the panel's sub-panels.
+    for (int64_t k0 = 0; k0 < kpad; k0 += k.kc) {
+      const int64_t kc = std::min<int64_t>(k.kc, kpad - k0);
+      for (int64_t nb = nb0; nb < nb1; nb += sub_per_panel) {
+        const int64_t nsub = std::min<int64_t>(sub_per_panel, nb1 - nb);
+        for (int64_t s = 0; s < nsub; ++s) {
+          const int64_t r0 = (nb + s) * k.nr;
+          const int rows = int(std::min<int64_t>(k.nr, a.w.rows - r0));
+          k.pack_panel(a.w, r0, rows, k0, kc, panel + size_t(s) * sub_bytes,
+                       scales ? scales + size_t(s) * scales_per_sub : nullptr);
+        }
+        for (int64_t mb = mb0; mb < mb1; ++mb) {
+          const int mr_valid = int(std::min<int64_t>(k.mr, a.m - mb * k.mr));
+          const char* xa = packed_x + size_t(mb) * x_block_bytes + size_t(k0) * size_t(k.mr) * size_t(k.a_bytes);
+          for (int64_t s = 0; s < nsub; ++s) {
+            const int64_t r0 = (nb + s) * k.nr;
+            const int nr_valid = int(std::min<int64_t>(k.nr, a.w.rows - r0));
+            k.micro(mr_valid, xa, panel + size_t(s) * sub_bytes, scales ? scales + size_t(s) * scales_per_sub : nullptr,
+                    kc, a.y + mb * k.mr * a.ldy + r0, a.ldy, nr_valid, k0 > 0);
+          }
+        }
+      }
+    }
+  });
+}
+
+}  // namespace tandem::cpu::detail

@@ -1,0 +1,95 @@
+// Internals shared by the matmul translation units: the per-ISA kernel tables, the driver that
+// splits work over threads, and a hook that runs an explicit ISA (tests and benchmarks).
+//
+// Why kernels are reached through function-pointer tables: each ISA lives in its own .cpp compiled
+// with its own -m flags. Templates or inline functions instantiated in such a file can be merged
+// by the linker with the same instantiation from a file compiled without those flags, and then an
+// AVX-512 body could run on a CPU without AVX-512. So ISA files keep everything in anonymous
+// namespaces, use no std:: templates, and export only the plain tables below; the driver (which
+// uses std::, the thread pool and scratch buffers) is compiled with baseline flags.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "devices/cpu/matmul/matmul.h"
+
+namespace tandem::cpu::detail {
+
+enum class MatmulIsa { kPortable, kAvx2, kAvx512 };
+
+const char* isa_name(MatmulIsa isa);
+bool isa_available(MatmulIsa isa);  // the CPU (as cpu_features() reports it) can run it
+bool bf16_gemm_available();         // AVX512-BF16 present (and the AVX-512 path usable)
+MatmulIsa best_isa();
+
+// Decode: m <= kGemvMaxM activation rows stream the weight once (matrix-vector).
+constexpr int64_t kGemvMaxM = 8;
+
+struct MatmulArgs {
+  WeightView w;
+  const float* x;
+  int64_t m;
+  int64_t ldx;
+  float* y;
+  int64_t ldy;
+};
+
+// Computes y rows [0, m) for weight rows [r0, r1) (m <= kGemvMaxM).
+using GemvFn = void (*)(const MatmulArgs& a, int64_t r0, int64_t r1);
+
+// A register-blocked GEMM: MR activation rows x NR weight rows per microkernel call.
+//
+// Packed activations (shared by all threads, built once per call): MR-row blocks, each k-major
+// ([k][MR] for fp32, [k/2][MR][2] for bf16 pairs), zero-padded to MR rows and to kpad columns.
+// Either way the slice starting at column k0 begins at element k0 * MR of its block.
+// Packed weight panel (per thread, per k block): NR-row sub-panels, k-major in the same sense,
+// plus (for block-scaled bf16) one fp32 scale per 32 columns per row: scales[(k/32)*NR + r].
+struct GemmKernels {
+  int mr, nr;       // microkernel tile
+  int kc, nc;       // cache blocking: columns per k block, weight rows per packed panel
+  int k_align;      // kpad = cols rounded up to this (2 for bf16 pairs)
+  int a_bytes;      // bytes per packed activation element (4 fp32, 2 bf16)
+  int b_bytes;      // bytes per packed panel element
+  bool scaled;      // panel carries per-32-column block scales
+  // Packs `rows` (<= mr) rows of x, columns [0, k), into one block of mr x kpad elements.
+  void (*pack_x)(const float* x, int64_t ldx, int rows, int64_t k, int64_t kpad, void* dst);
+  // Packs weight rows [r0, r0 + rows) (rows <= nr; missing rows zero), columns [k0, k0 + kc)
+  // (kc rounded up to k_align, columns past W.cols zero), into one sub-panel.
+  void (*pack_panel)(const WeightView& w, int64_t r0, int rows, int64_t k0, int64_t kc, void* panel,
+                     float* scales);
+  // y[i, j] (+)= sum over the kc packed columns, for i < mr_valid, j < nr_valid; stores nothing
+  // else. accumulate=false overwrites y.
+  void (*micro)(int mr_valid, const void* a, const void* b, const float* scales, int64_t kc, float* y,
+                int64_t ldy, int nr_valid, bool accumulate);
+};
+
+struct IsaKernels {
+  GemvFn gemv[5];        // indexed by weight_type_index()
+  GemmKernels gemm[5];   // fp32 GEMM
+};
+
+// Index of a weight type in the tables: F32, F16, BF16, Q8_0, Q4_0.
+int weight_type_index(DType t);
+
+const IsaKernels& portable_kernels();
+const IsaKernels& avx2_kernels();
+const IsaKernels& avx512_kernels();
+// bf16-activation GEMM for the types bf16 holds exactly (BF16, Q8_0, Q4_0); null micro elsewhere.
+const GemmKernels* avx512_bf16_gemm(DType t);
+
+void run_gemv(ThreadPool& pool, const MatmulArgs& a, GemvFn fn);
+void run_gemm(ThreadPool& pool, const MatmulArgs& a, const GemmKernels& k);
+
+// Runs the multiplication on an explicit path; the ISA must be available. Precision kBf16Activations
+// takes effect only where the public matmul would use it (m >= kBf16MinRows, BF16/Q8_0/Q4_0
+// weights, AVX512-BF16 present, isa == kAvx512).
+void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const WeightView& w,
+                 const float* x, int64_t m, int64_t ldx, float* y, int64_t ldy);
+
+// A per-thread 64-byte-aligned buffer, one per slot, grown on demand and kept for the thread's
+// lifetime, so steady-state calls allocate nothing.
+enum ScratchSlot { kScratchPackedX = 0, kScratchPanel = 1, kScratchScales = 2, kScratchSlots = 3 };
+void* thread_scratch(ScratchSlot slot, size_t bytes);
+
+}  // namespace tandem::cpu::detail

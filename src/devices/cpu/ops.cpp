@@ -1,0 +1,98 @@
+#include "devices/cpu/ops.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/thread_pool.h"
+
+// These loops are simple enough for the compiler to vectorize; target_clones builds an AVX-512,
+// an AVX2 and a baseline copy of each and picks one at load time, so the binary stays portable.
+#if defined(__x86_64__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define TANDEM_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2,fma", "default")))
+#else
+#define TANDEM_VECTOR_CLONES
+#endif
+
+namespace tandem::cpu {
+
+TANDEM_VECTOR_CLONES
+float dot(const float* a, const float* b, int64_t n) {
+  // Eight partial sums break the dependency chain and let the compiler keep a vector of them.
+  float acc[16] = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int j = 0; j < 16; ++j) acc[j] += a[i + j] * b[i + j];
+  float s = 0.0f;
+  for (; i < n; ++i) s += a[i] * b[i];
+  for (int j = 0; j < 16; ++j) s += acc[j];
+  return s;
+}
+
+TANDEM_VECTOR_CLONES
+static void rmsnorm_row(const float* x, const float* w, float* y, int64_t dim, float eps) {
+  float ss = dot(x, x, dim);
+  const float scale = 1.0f / std::sqrt(ss / float(dim) + eps);
+  for (int64_t i = 0; i < dim; ++i) y[i] = x[i] * scale * w[i];
+}
+
+void rmsnorm(ThreadPool& pool, const float* x, const float* weight, float* y, int64_t n,
+             int64_t dim, float eps) {
+  if (n == 1) {
+    rmsnorm_row(x, weight, y, dim, eps);
+    return;
+  }
+  pool.parallel_for(size_t(n), [&](size_t b, size_t e, int) {
+    for (size_t r = b; r < e; ++r) rmsnorm_row(x + r * dim, weight, y + r * dim, dim, eps);
+  });
+}
+
+TANDEM_VECTOR_CLONES
+void add_inplace(float* x, const float* y, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) x[i] += y[i];
+}
+
+void add_bias(float* x, const float* bias, int64_t n, int64_t dim, int64_t ld) {
+  for (int64_t r = 0; r < n; ++r) add_inplace(x + r * ld, bias, dim);
+}
+
+TANDEM_VECTOR_CLONES
+void swiglu_inplace(float* gate, const float* up, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) {
+    const float g = gate[i];
+    gate[i] = g / (1.0f + std::exp(-g)) * up[i];
+  }
+}
+
+void rope_inplace(float* x, int64_t n, int64_t ld, int n_heads, int head_dim, const float* cos_table,
+                  const float* sin_table, bool half_split) {
+  const int half = head_dim / 2;
+  for (int64_t r = 0; r < n; ++r) {
+    const float* c = cos_table + r * half;
+    const float* s = sin_table + r * half;
+    for (int h = 0; h < n_heads; ++h) {
+      float* v = x + r * ld + int64_t(h) * head_dim;
+      for (int i = 0; i < half; ++i) {
+        const int i0 = half_split ? i : 2 * i;
+        const int i1 = half_split ? i + half : 2 * i + 1;
+        const float a = v[i0], b = v[i1];
+        v[i0] = a * c[i] - b * s[i];
+        v[i1] = a * s[i] + b * c[i];
+      }
+    }
+  }
+}
+
+void softmax_row(float* row, int64_t valid, int64_t len) {
+  float mx = -INFINITY;
+  for (int64_t i = 0; i < valid; ++i) mx = std::max(mx, row[i]);
+  float sum = 0.0f;
+  for (int64_t i = 0; i < valid; ++i) {
+    row[i] = std::exp(row[i] - mx);
+    sum += row[i];
+  }
+  const float inv = 1.0f / sum;
+  for (int64_t i = 0; i < valid; ++i) row[i] *= inv;
+  for (int64_t i = valid; i < len; ++i) row[i] = 0.0f;
+}
+
+}  // namespace tandem::cpu

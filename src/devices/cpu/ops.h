@@ -1,0 +1,37 @@
+// The CPU device's non-matmul kernels of the forward pass. Each works on rows of fp32
+// activations; matmul lives in matmul/ because it is where the time goes.
+#pragma once
+
+#include <cstdint>
+
+namespace tandem {
+class ThreadPool;
+}
+
+namespace tandem::cpu {
+
+// y = x / rms(x) * weight, for n rows of dim elements (stride dim).
+void rmsnorm(ThreadPool& pool, const float* x, const float* weight, float* y, int64_t n,
+             int64_t dim, float eps);
+
+// x += y elementwise over count elements.
+void add_inplace(float* x, const float* y, int64_t count);
+
+// Adds a bias vector to each of n rows of width dim (stride ld).
+void add_bias(float* x, const float* bias, int64_t n, int64_t dim, int64_t ld);
+
+// gate = silu(gate) * up, elementwise over count elements (SwiGLU).
+void swiglu_inplace(float* gate, const float* up, int64_t count);
+
+// Rotary embedding of n rows, each holding n_heads heads of head_dim; cos/sin tables hold
+// head_dim/2 values per row. half_split selects the pairing (x[i], x[i+d/2]) instead of
+// (x[2i], x[2i+1]).
+void rope_inplace(float* x, int64_t n, int64_t ld, int n_heads, int head_dim, const float* cos_table,
+                  const float* sin_table, bool half_split);
+
+// Softmax over the first `valid` of each row's elements in place; the rest are set to 0.
+void softmax_row(float* row, int64_t valid, int64_t len);
+
+float dot(const float* a, const float* b, int64_t n);
+
+}  // namespace tandem::cpu

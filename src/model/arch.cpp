@@ -1,0 +1,207 @@
+#include "model/arch.h"
+
+#include <cmath>
+#include <numbers>
+#include <sstream>
+
+#include "model/gguf/gguf.h"
+
+namespace tandem {
+namespace {
+
+struct ArchInfo {
+  const char* name;
+  Arch arch;
+  RopeStyle rope;
+  bool qkv_bias;
+};
+
+constexpr ArchInfo kArchs[] = {
+    {"llama", Arch::kLlama, RopeStyle::kAdjacentPairs, false},
+    {"qwen2", Arch::kQwen2, RopeStyle::kHalfSplit, true},
+};
+
+Result<int> positive_int(const gguf::GgufFile& f, const std::string& key, int64_t max_value) {
+  TANDEM_ASSIGN_OR_RETURN(int64_t v, f.get_int(key));
+  if (v <= 0 || v > max_value) {
+    return InvalidArgument(f.path() + ": " + key + ": value " + std::to_string(v) +
+                           " is out of range (1.." + std::to_string(max_value) + ")");
+  }
+  return int(v);
+}
+
+}  // namespace
+
+std::string arch_name(Arch a) {
+  for (const ArchInfo& i : kArchs)
+    if (i.arch == a) return i.name;
+  return "?";
+}
+
+std::vector<float> llama3_rope_freq_factors(int head_dim, float rope_base, float factor,
+                                            float low_freq_factor, float high_freq_factor,
+                                            int original_context_length) {
+  // Long wavelengths (low frequencies) are stretched by `factor`, short ones kept, and the band
+  // between is interpolated smoothly (Llama 3.1 "rope_type: llama3").
+  const double low_wavelen = double(original_context_length) / low_freq_factor;
+  const double high_wavelen = double(original_context_length) / high_freq_factor;
+  std::vector<float> factors(head_dim / 2);
+  for (int i = 0; i < head_dim / 2; ++i) {
+    const double freq = 1.0 / std::pow(double(rope_base), 2.0 * i / head_dim);
+    const double wavelen = 2.0 * std::numbers::pi / freq;
+    if (wavelen < high_wavelen) {
+      factors[i] = 1.0f;
+    } else if (wavelen > low_wavelen) {
+      factors[i] = factor;
+    } else {
+      const double smooth = (double(original_context_length) / wavelen - low_freq_factor) /
+                            (high_freq_factor - low_freq_factor);
+      factors[i] = float(1.0 / ((1.0 - smooth) / factor + smooth));
+    }
+  }
+  return factors;
+}
+
+Result<ModelConfig> read_model_config(const gguf::GgufFile& f) {
+  ModelConfig c;
+  TANDEM_ASSIGN_OR_RETURN(c.arch_name, f.get_string("general.architecture"));
+  const ArchInfo* info = nullptr;
+  for (const ArchInfo& i : kArchs)
+    if (c.arch_name == i.name) info = &i;
+  if (!info) {
+    return Unsupported(f.path() + ": general.architecture: '" + c.arch_name +
+                       "' is not supported (supported: llama, qwen2)");
+  }
+  c.arch = info->arch;
+  c.rope_style = info->rope;
+  c.qkv_bias = info->qkv_bias;
+  if (auto name = f.get_string("general.name"); name.ok()) c.name = *name;
+
+  const std::string p = c.arch_name + ".";
+  constexpr int64_t kMaxDim = 1 << 20;
+  TANDEM_ASSIGN_OR_RETURN(c.dim, positive_int(f, p + "embedding_length", kMaxDim));
+  TANDEM_ASSIGN_OR_RETURN(c.n_layers, positive_int(f, p + "block_count", 4096));
+  TANDEM_ASSIGN_OR_RETURN(c.n_heads, positive_int(f, p + "attention.head_count", 4096));
+  TANDEM_ASSIGN_OR_RETURN(c.ffn_dim, positive_int(f, p + "feed_forward_length", kMaxDim));
+  c.n_kv_heads = c.n_heads;
+  if (f.find(p + "attention.head_count_kv")) {
+    TANDEM_ASSIGN_OR_RETURN(c.n_kv_heads, positive_int(f, p + "attention.head_count_kv", 4096));
+  }
+  c.context_length = 2048;
+  if (f.find(p + "context_length")) {
+    TANDEM_ASSIGN_OR_RETURN(c.context_length, positive_int(f, p + "context_length", 1 << 24));
+  }
+  if (c.dim % c.n_heads != 0) {
+    return InvalidArgument(f.path() + ": " + p + "attention.head_count: " +
+                           std::to_string(c.n_heads) + " does not divide embedding_length " +
+                           std::to_string(c.dim));
+  }
+  if (c.n_heads % c.n_kv_heads != 0) {
+    return InvalidArgument(f.path() + ": " + p + "attention.head_count_kv: " +
+                           std::to_string(c.n_kv_heads) + " does not divide head_count " +
+                           std::to_string(c.n_heads));
+  }
+  c.head_dim = c.dim / c.n_heads;
+  if (c.head_dim % 2 != 0) {
+    return InvalidArgument(f.path() + ": head dimension " + std::to_string(c.head_dim) +
+                           " is odd; rotary embedding needs pairs");
+  }
+  if (f.find(p + "rope.dimension_count")) {
+    TANDEM_ASSIGN_OR_RETURN(int64_t rd, f.get_int(p + "rope.dimension_count"));
+    if (rd != c.head_dim) {
+      return Unsupported(f.path() + ": " + p + "rope.dimension_count: " + std::to_string(rd) +
+                         " (partial rotary embedding is not supported; head dim is " +
+                         std::to_string(c.head_dim) + ")");
+    }
+  }
+  if (f.find(p + "attention.layer_norm_rms_epsilon")) {
+    TANDEM_ASSIGN_OR_RETURN(double eps, f.get_float(p + "attention.layer_norm_rms_epsilon"));
+    if (!(eps > 0 && eps < 1)) {
+      return InvalidArgument(f.path() + ": " + p + "attention.layer_norm_rms_epsilon: " +
+                             std::to_string(eps) + " is not in (0, 1)");
+    }
+    c.rms_eps = float(eps);
+  }
+  if (f.find(p + "rope.freq_base")) {
+    TANDEM_ASSIGN_OR_RETURN(double base, f.get_float(p + "rope.freq_base"));
+    if (!(base > 1)) {
+      return InvalidArgument(f.path() + ": " + p + "rope.freq_base: " + std::to_string(base) +
+                             " must be > 1");
+    }
+    c.rope_base = float(base);
+  }
+
+  // Rope scaling: a rope_freqs.weight tensor (what llama.cpp's converter writes for Llama 3.x)
+  // wins; otherwise the rope.scaling.* keys.
+  if (const gguf::TensorInfo* t = f.find_tensor("rope_freqs.weight")) {
+    if (t->type != DType::F32 || t->n_elements() != uint64_t(c.head_dim / 2)) {
+      return InvalidArgument(f.path() + ": tensor 'rope_freqs.weight': expected " +
+                             std::to_string(c.head_dim / 2) + " f32 values");
+    }
+    const float* v = reinterpret_cast<const float*>(t->data);
+    c.rope_freq_factors.assign(v, v + c.head_dim / 2);
+  } else if (f.find(p + "rope.scaling.type")) {
+    TANDEM_ASSIGN_OR_RETURN(std::string type, f.get_string(p + "rope.scaling.type"));
+    double factor = 1.0;
+    if (f.find(p + "rope.scaling.factor")) {
+      TANDEM_ASSIGN_OR_RETURN(factor, f.get_float(p + "rope.scaling.factor"));
+    }
+    if (!(factor > 0)) {
+      return InvalidArgument(f.path() + ": " + p + "rope.scaling.factor: " +
+                             std::to_string(factor) + " must be > 0");
+    }
+    if (type == "linear") {
+      c.rope_freq_scale = float(1.0 / factor);
+    } else if (type == "llama3") {
+      double low = 1.0, high = 4.0;
+      int64_t orig = 8192;
+      if (f.find(p + "rope.scaling.low_freq_factor")) {
+        TANDEM_ASSIGN_OR_RETURN(low, f.get_float(p + "rope.scaling.low_freq_factor"));
+      }
+      if (f.find(p + "rope.scaling.high_freq_factor")) {
+        TANDEM_ASSIGN_OR_RETURN(high, f.get_float(p + "rope.scaling.high_freq_factor"));
+      }
+      if (f.find(p + "rope.scaling.original_context_length")) {
+        TANDEM_ASSIGN_OR_RETURN(orig, f.get_int(p + "rope.scaling.original_context_length"));
+      }
+      if (!(high > low) || orig <= 0) {
+        return InvalidArgument(f.path() + ": " + p +
+                               "rope.scaling: llama3 needs high_freq_factor > low_freq_factor "
+                               "and original_context_length > 0");
+      }
+      c.rope_freq_factors = llama3_rope_freq_factors(c.head_dim, c.rope_base, float(factor),
+                                                     float(low), float(high), int(orig));
+    } else if (type != "none") {
+      return Unsupported(f.path() + ": " + p + "rope.scaling.type: '" + type +
+                         "' is not supported (none, linear, llama3)");
+    }
+  }
+
+  const gguf::TensorInfo* embd = f.find_tensor("token_embd.weight");
+  if (!embd) return InvalidArgument(f.path() + ": tensor 'token_embd.weight' is missing");
+  if (embd->dims.size() != 2 || embd->dims[0] != uint64_t(c.dim)) {
+    return InvalidArgument(f.path() + ": tensor 'token_embd.weight': expected shape [" +
+                           std::to_string(c.dim) + ", n_vocab]");
+  }
+  if (embd->dims[1] > (1u << 24)) {
+    return InvalidArgument(f.path() + ": tensor 'token_embd.weight': vocabulary of " +
+                           std::to_string(embd->dims[1]) + " rows is too large");
+  }
+  c.n_vocab = int(embd->dims[1]);
+  c.tied_embeddings = f.find_tensor("output.weight") == nullptr;
+  return c;
+}
+
+std::string ModelConfig::describe() const {
+  std::ostringstream s;
+  s << arch_name << ": dim " << dim << ", layers " << n_layers << ", heads " << n_heads << " (kv "
+    << n_kv_heads << ", head dim " << head_dim << "), ffn " << ffn_dim << ", vocab " << n_vocab
+    << ", ctx " << context_length << ", rope base " << rope_base << ", rms eps " << rms_eps;
+  if (!rope_freq_factors.empty()) s << ", rope freq factors";
+  if (rope_freq_scale != 1.0f) s << ", rope scale " << rope_freq_scale;
+  if (tied_embeddings) s << ", tied embeddings";
+  if (qkv_bias) s << ", qkv bias";
+  return s.str();
+}
+
+}  // namespace tandem

@@ -1,0 +1,201 @@
+#include "model/gen_model.h"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <memory>
+
+#include "core/half.h"
+#include "core/quant.h"
+#include "core/thread_pool.h"
+#include "model/gguf/gguf.h"
+
+namespace tandem {
+namespace {
+
+// GGUF's general.file_type for a model whose matrices are all of one type.
+uint32_t file_type_of(DType t) {
+  switch (t) {
+    case DType::F32: return 0;
+    case DType::F16: return 1;
+    case DType::Q4_0: return 2;
+    case DType::Q8_0: return 7;
+    case DType::BF16: return 32;
+  }
+  return 0;
+}
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+uint64_t hash_name(const std::string& s, uint64_t seed) {
+  uint64_t h = seed ^ 0xcbf29ce484222325ull;
+  for (unsigned char ch : s) h = (h ^ ch) * 0x100000001b3ull;
+  return h;
+}
+
+// How a tensor's random values are drawn: uniform in [center - half_width, center + half_width].
+struct Init {
+  float center;
+  float half_width;
+};
+
+// Fills one row of f32 values from a generator seeded by (tensor, row), so the bytes do not
+// depend on how rows are spread over threads.
+void random_row(float* out, int64_t cols, uint64_t tensor_seed, int64_t row, Init init) {
+  uint64_t state = tensor_seed ^ (uint64_t(row) * 0xd1b54a32d192ed03ull);
+  for (int64_t i = 0; i < cols; ++i) {
+    const double u = double(splitmix64(state) >> 11) * (1.0 / 9007199254740992.0);  // [0, 1)
+    out[i] = float(init.center + init.half_width * (2.0 * u - 1.0));
+  }
+}
+
+void encode_row(const float* src, uint8_t* dst, int64_t cols, DType type) {
+  switch (type) {
+    case DType::F32: std::memcpy(dst, src, size_t(cols) * 4); break;
+    case DType::F16:
+      for (int64_t i = 0; i < cols; ++i) reinterpret_cast<fp16_t*>(dst)[i] = f32_to_fp16(src[i]);
+      break;
+    case DType::BF16:
+      for (int64_t i = 0; i < cols; ++i) reinterpret_cast<bf16_t*>(dst)[i] = f32_to_bf16(src[i]);
+      break;
+    case DType::Q8_0: quantize_row_q8_0(src, reinterpret_cast<BlockQ8_0*>(dst), size_t(cols)); break;
+    case DType::Q4_0: quantize_row_q4_0(src, reinterpret_cast<BlockQ4_0*>(dst), size_t(cols)); break;
+  }
+}
+
+gguf::Value u32(int64_t v) { return gguf::Value{uint32_t(v)}; }
+gguf::Value f32(double v) { return gguf::Value{float(v)}; }
+gguf::Value str(std::string v) { return gguf::Value{std::move(v)}; }
+
+}  // namespace
+
+std::optional<ModelShape> model_preset(const std::string& name) {
+  // Shapes of the published models (their config.json), weights random.
+  if (name == "tinyllama-1.1b") return ModelShape{name, Arch::kLlama, 2048, 22, 32, 4, 5632, 2048, 10000.0f, 1e-5f, false, 0.0f};
+  if (name == "llama3.2-1b") return ModelShape{name, Arch::kLlama, 2048, 16, 32, 8, 8192, 131072, 500000.0f, 1e-5f, true, 32.0f};
+  if (name == "qwen2.5-0.5b") return ModelShape{name, Arch::kQwen2, 896, 24, 14, 2, 4864, 32768, 1000000.0f, 1e-6f, true, 0.0f};
+  // The built-in default model of `tandem` with no arguments: big enough to measure, small
+  // enough to generate in seconds (about 60 M parameters).
+  if (name == "demo") return ModelShape{name, Arch::kLlama, 512, 8, 8, 4, 1536, 2048, 10000.0f, 1e-5f, false, 0.0f};
+  // A few MB: fast enough for every test, but with GQA, several layers and real vocab sizes.
+  if (name == "test-small") return ModelShape{name, Arch::kLlama, 64, 2, 4, 2, 192, 512, 10000.0f, 1e-5f, false, 0.0f};
+  return std::nullopt;
+}
+
+std::vector<std::string> model_preset_names() {
+  return {"tinyllama-1.1b", "llama3.2-1b", "qwen2.5-0.5b", "test-small", "demo"};
+}
+
+Status validate_shape(const ModelShape& s, DType type) {
+  auto positive = [](const char* what, int v) -> Status {
+    if (v <= 0 || v > (1 << 20)) return InvalidArgument(std::string(what) + ": " + std::to_string(v) + " must be in 1..1048576");
+    return Status::Ok();
+  };
+  TANDEM_RETURN_IF_ERROR(positive("--dim", s.dim));
+  TANDEM_RETURN_IF_ERROR(positive("--layers", s.n_layers));
+  TANDEM_RETURN_IF_ERROR(positive("--heads", s.n_heads));
+  TANDEM_RETURN_IF_ERROR(positive("--kv-heads", s.n_kv_heads));
+  TANDEM_RETURN_IF_ERROR(positive("--ffn", s.ffn_dim));
+  if (s.dim % s.n_heads) return InvalidArgument("--heads: " + std::to_string(s.n_heads) + " does not divide --dim " + std::to_string(s.dim));
+  if (s.n_heads % s.n_kv_heads) return InvalidArgument("--kv-heads: " + std::to_string(s.n_kv_heads) + " does not divide --heads " + std::to_string(s.n_heads));
+  if ((s.dim / s.n_heads) % 2) return InvalidArgument("--dim / --heads: head dimension " + std::to_string(s.dim / s.n_heads) + " must be even");
+  const uint32_t block = dtype_traits(type).block_size;
+  if (s.dim % block || s.ffn_dim % block) {
+    return InvalidArgument("--type " + std::string(dtype_name(type)) + ": --dim " + std::to_string(s.dim) + " and --ffn " +
+                           std::to_string(s.ffn_dim) + " must be multiples of " + std::to_string(block));
+  }
+  return Status::Ok();
+}
+
+Status generate_model(const GenModelOptions& o, const std::string& out_path) {
+  const ModelShape& s = o.shape;
+  TANDEM_RETURN_IF_ERROR(validate_shape(s, o.type));
+  TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<gguf::GgufFile> vocab, gguf::GgufFile::open(o.vocab_path));
+  TANDEM_ASSIGN_OR_RETURN(const gguf::Array* tokens, vocab->get_array("tokenizer.ggml.tokens"));
+  const int64_t n_vocab = int64_t(tokens->items.size());
+  if (n_vocab == 0) return InvalidArgument(o.vocab_path + ": tokenizer.ggml.tokens: empty");
+
+  const std::string arch = arch_name(s.arch);
+  const std::string p = arch + ".";
+  const int head_dim = s.dim / s.n_heads;
+  const int kv_dim = s.n_kv_heads * head_dim;
+
+  gguf::GgufWriter w;
+  w.set("general.architecture", str(arch));
+  w.set("general.name", str("tandem random " + s.name));
+  w.set("general.file_type", u32(file_type_of(o.type)));
+  if (o.type == DType::Q4_0 || o.type == DType::Q8_0) w.set("general.quantization_version", u32(2));
+  w.set(p + "context_length", u32(s.context_length));
+  w.set(p + "embedding_length", u32(s.dim));
+  w.set(p + "block_count", u32(s.n_layers));
+  w.set(p + "feed_forward_length", u32(s.ffn_dim));
+  w.set(p + "attention.head_count", u32(s.n_heads));
+  w.set(p + "attention.head_count_kv", u32(s.n_kv_heads));
+  w.set(p + "attention.layer_norm_rms_epsilon", f32(s.rms_eps));
+  w.set(p + "rope.freq_base", f32(s.rope_base));
+  w.set(p + "rope.dimension_count", u32(head_dim));
+  w.set(p + "vocab_size", u32(n_vocab));
+  for (const auto& [key, value] : vocab->metadata())
+    if (key.rfind("tokenizer.", 0) == 0) w.set(key, value);
+
+  auto pool = std::make_shared<ThreadPool>(o.n_threads);
+  // A matrix of rows x cols in the chosen type, drawn row by row in parallel.
+  auto matrix = [&](const std::string& name, int64_t rows, int64_t cols, Init init, DType type) {
+    const uint64_t seed = hash_name(name, o.seed);
+    w.add_tensor(name, {uint64_t(cols), uint64_t(rows)}, type, [=](uint8_t* dst, size_t) {
+      const size_t rb = row_bytes(type, size_t(cols));
+      pool->parallel_for(size_t(rows), [&](size_t b, size_t e, int) {
+        std::vector<float> row(static_cast<size_t>(cols));
+        for (size_t r = b; r < e; ++r) {
+          random_row(row.data(), cols, seed, int64_t(r), init);
+          encode_row(row.data(), dst + r * rb, cols, type);
+        }
+      });
+    });
+  };
+  auto vector = [&](const std::string& name, int64_t n, Init init) {
+    const uint64_t seed = hash_name(name, o.seed);
+    w.add_tensor(name, {uint64_t(n)}, DType::F32, [=](uint8_t* dst, size_t) {
+      random_row(reinterpret_cast<float*>(dst), n, seed, 0, init);
+    });
+  };
+  // Linear layers draw with standard deviation 1/sqrt(fan_in) (uniform half-width sqrt(3) times
+  // that), so activations keep unit scale through the stack; norm gains sit near 1.
+  auto linear = [](int64_t fan_in) { return Init{0.0f, float(std::sqrt(3.0 / double(fan_in)))}; };
+  const Init norm{1.0f, 0.2f};
+
+  matrix("token_embd.weight", n_vocab, s.dim, Init{0.0f, 1.7f}, o.type);
+  vector("output_norm.weight", s.dim, norm);
+  // Logits drawn a little wider than unit scale so that the greedy choice is rarely a near-tie.
+  if (!s.tied_embeddings) matrix("output.weight", n_vocab, s.dim, Init{0.0f, float(4.0 / std::sqrt(s.dim))}, o.type);
+  if (s.llama3_rope_factor > 0) {
+    const std::vector<float> f = llama3_rope_freq_factors(head_dim, s.rope_base, s.llama3_rope_factor, 1.0f, 4.0f, 8192);
+    w.add_tensor("rope_freqs.weight", {uint64_t(f.size())}, DType::F32,
+                 [f](uint8_t* dst, size_t n) { std::memcpy(dst, f.data(), n); });
+  }
+  for (int l = 0; l < s.n_layers; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    vector(b + "attn_norm.weight", s.dim, norm);
+    matrix(b + "attn_q.weight", s.dim, s.dim, linear(s.dim), o.type);
+    matrix(b + "attn_k.weight", kv_dim, s.dim, linear(s.dim), o.type);
+    matrix(b + "attn_v.weight", kv_dim, s.dim, linear(s.dim), o.type);
+    if (s.arch == Arch::kQwen2) {
+      vector(b + "attn_q.bias", s.dim, Init{0.0f, 0.5f});
+      vector(b + "attn_k.bias", kv_dim, Init{0.0f, 0.5f});
+      vector(b + "attn_v.bias", kv_dim, Init{0.0f, 0.5f});
+    }
+    matrix(b + "attn_output.weight", s.dim, s.dim, linear(s.dim), o.type);
+    vector(b + "ffn_norm.weight", s.dim, norm);
+    matrix(b + "ffn_gate.weight", s.ffn_dim, s.dim, linear(s.dim), o.type);
+    matrix(b + "ffn_up.weight", s.ffn_dim, s.dim, linear(s.dim), o.type);
+    matrix(b + "ffn_down.weight", s.dim, s.ffn_dim, linear(s.ffn_dim), o.type);
+  }
+  return w.write(out_path);
+}
+
+}  // namespace tandem

@@ -1,0 +1,47 @@
+// Writes GGUF models with random weights and real shapes: test models, benchmark models of any
+// published shape, and the built-in default model, without downloading anything.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/status.h"
+#include "model/arch.h"
+
+namespace tandem {
+
+struct ModelShape {
+  std::string name;  // preset name or "custom"
+  Arch arch = Arch::kLlama;
+  int dim = 0, n_layers = 0, n_heads = 0, n_kv_heads = 0, ffn_dim = 0;
+  int context_length = 2048;
+  float rope_base = 10000.0f;
+  float rms_eps = 1e-5f;
+  bool tied_embeddings = false;
+  // llama3 rope scaling (written as rope_freqs.weight, as llama.cpp's converter does); 0 = off.
+  float llama3_rope_factor = 0.0f;
+};
+
+// Known presets: tinyllama-1.1b, llama3.2-1b, qwen2.5-0.5b, test-small.
+std::optional<ModelShape> model_preset(const std::string& name);
+std::vector<std::string> model_preset_names();
+
+struct GenModelOptions {
+  ModelShape shape;
+  std::string vocab_path;  // a GGUF whose tokenizer.* metadata is copied
+  DType type = DType::F32;  // type of the 2-D weight matrices; norms and biases stay f32
+  uint64_t seed = 42;
+  int n_threads = 2;
+};
+
+// Writes the model; the vocabulary size is the tokenizer's. Errors name the option and value.
+Status generate_model(const GenModelOptions& options, const std::string& out_path);
+
+// Checks a custom shape (positive sizes, heads divide dim, kv heads divide heads, sizes that the
+// weight type's blocks divide).
+Status validate_shape(const ModelShape& shape, DType type);
+
+}  // namespace tandem

@@ -1,0 +1,132 @@
+// GgufFile: opening (mmap), lifetime, and lookups. The format checks live in gguf_parse.cpp.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <limits>
+#include <system_error>
+
+#include "model/gguf/gguf.h"
+#include "model/gguf/gguf_value_io.h"
+#include "model/gguf/str_cat.h"
+
+namespace tandem::gguf {
+namespace {
+
+std::string errno_text(int err) { return std::generic_category().message(err); }
+
+// Closes the descriptor on every return path; the mapping stays valid after close.
+struct FdCloser {
+  int fd;
+  ~FdCloser() { ::close(fd); }
+};
+
+}  // namespace
+
+Result<std::shared_ptr<GgufFile>> GgufFile::open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    const std::string msg = str_cat(path, ": open: cannot open (", errno_text(err), ")");
+    return err == ENOENT ? NotFound(msg) : IoError(msg);
+  }
+  FdCloser closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return IoError(str_cat(path, ": stat: failed (", errno_text(errno), ")"));
+  if (!S_ISREG(st.st_mode)) {
+    return IoError(str_cat(path, ": open: not a regular file (mode ", uint32_t(st.st_mode), ")"));
+  }
+
+  std::shared_ptr<GgufFile> file(new GgufFile());
+  file->path_ = path;
+  file->size_ = size_t(st.st_size);
+  if (file->size_ > 0) {  // mmap rejects length 0; an empty file fails parse() with a clear message
+    // Read-only private mapping: the weights are shared with the page cache, never written.
+    void* p = ::mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) return IoError(str_cat(path, ": mmap: failed (", errno_text(errno), ")"));
+    file->base_ = static_cast<const uint8_t*>(p);
+    file->mapped_ = true;
+  }
+  TANDEM_RETURN_IF_ERROR(file->parse());
+  return file;
+}
+
+Result<std::shared_ptr<GgufFile>> GgufFile::from_memory(const uint8_t* data, size_t size,
+                                                         std::string name) {
+  std::shared_ptr<GgufFile> file(new GgufFile());
+  file->path_ = std::move(name);
+  file->base_ = data;
+  file->size_ = data ? size : 0;
+  TANDEM_RETURN_IF_ERROR(file->parse());
+  return file;
+}
+
+GgufFile::~GgufFile() {
+  if (mapped_) ::munmap(const_cast<uint8_t*>(base_), size_);
+}
+
+const Value* GgufFile::find(std::string_view key) const {
+  auto it = key_index_.find(key);
+  return it == key_index_.end() ? nullptr : &metadata_[it->second].second;
+}
+
+const TensorInfo* GgufFile::find_tensor(std::string_view name) const {
+  auto it = tensor_index_.find(name);
+  return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
+}
+
+namespace {
+
+Status missing(const std::string& path, std::string_view key) {
+  return NotFound(str_cat(path, ": key '", printable(key), "': missing"));
+}
+
+Status wrong_type(const std::string& path, std::string_view key, std::string_view expected,
+                  const Value& found) {
+  return InvalidArgument(str_cat(path, ": key '", printable(key), "': expected ", expected, " (",
+                                 describe_value(found), ")"));
+}
+
+}  // namespace
+
+Result<std::string> GgufFile::get_string(std::string_view key) const {
+  const Value* v = find(key);
+  if (!v) return missing(path_, key);
+  if (const std::string* s = v->as_string()) return *s;
+  return wrong_type(path_, key, "string", *v);
+}
+
+Result<int64_t> GgufFile::get_int(std::string_view key) const {
+  const Value* v = find(key);
+  if (!v) return missing(path_, key);
+  if (auto i = v->as_int()) return *i;
+  if (std::holds_alternative<uint64_t>(v->v)) return wrong_type(path_, key, "an integer that fits int64", *v);
+  return wrong_type(path_, key, "an integer", *v);
+}
+
+Result<double> GgufFile::get_float(std::string_view key) const {
+  const Value* v = find(key);
+  if (!v) return missing(path_, key);
+  if (auto f = v->as_float()) return *f;
+  if (auto i = v->as_int()) return double(*i);
+  if (const uint64_t* u = std::get_if<uint64_t>(&v->v)) return double(*u);
+  return wrong_type(path_, key, "a number", *v);
+}
+
+Result<bool> GgufFile::get_bool(std::string_view key) const {
+  const Value* v = find(key);
+  if (!v) return missing(path_, key);
+  if (const bool* b = v->as_bool()) return *b;
+  return wrong_type(path_, key, "bool", *v);
+}
+
+Result<const Array*> GgufFile::get_array(std::string_view key) const {
+  const Value* v = find(key);
+  if (!v) return missing(path_, key);
+  if (const Array* a = v->as_array()) return a;
+  return wrong_type(path_, key, "array", *v);
+}
+
+}  // namespace tandem::gguf

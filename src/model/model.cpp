@@ -1,0 +1,122 @@
+#include "model/model.h"
+
+#include <map>
+
+#include "model/gguf/gguf.h"
+
+namespace tandem {
+namespace {
+
+// Binds a tensor by name and checks its shape. expected_rows == 0 means 1-D of expected_cols.
+class Binder {
+ public:
+  explicit Binder(const gguf::GgufFile& f) : f_(f) {}
+
+  Status bind(Weight& w, const std::string& name, int64_t expected_rows, int64_t expected_cols,
+              bool required = true) {
+    const gguf::TensorInfo* t = f_.find_tensor(name);
+    if (!t) {
+      if (!required) return Status::Ok();
+      return InvalidArgument(f_.path() + ": tensor '" + name + "' is missing");
+    }
+    const bool is_1d = expected_rows == 0;
+    const int64_t cols = int64_t(t->dims[0]);
+    const int64_t rows = t->dims.size() > 1 ? int64_t(t->dims[1]) : 1;
+    const bool extra_dims = t->dims.size() > 2 && (t->dims[2] != 1 || (t->dims.size() > 3 && t->dims[3] != 1));
+    if (cols != expected_cols || rows != (is_1d ? 1 : expected_rows) || extra_dims) {
+      return InvalidArgument(f_.path() + ": tensor '" + name + "': shape " + shape(*t) +
+                             ", expected [" + std::to_string(expected_cols) +
+                             (is_1d ? "" : ", " + std::to_string(expected_rows)) + "]");
+    }
+    if (is_1d && t->type != DType::F32) {
+      return Unsupported(f_.path() + ": tensor '" + name + "': 1-D tensors must be f32, found " +
+                         std::string(dtype_name(t->type)));
+    }
+    w = Weight{name, t->type, t->data, rows, cols};
+    return Status::Ok();
+  }
+
+ private:
+  static std::string shape(const gguf::TensorInfo& t) {
+    std::string s = "[";
+    for (size_t i = 0; i < t.dims.size(); ++i) s += (i ? ", " : "") + std::to_string(t.dims[i]);
+    return s + "]";
+  }
+  const gguf::GgufFile& f_;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<Model>> Model::load(const std::string& path) {
+  TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<gguf::GgufFile> file, gguf::GgufFile::open(path));
+  return from_gguf(std::move(file));
+}
+
+Result<std::shared_ptr<Model>> Model::from_gguf(std::shared_ptr<gguf::GgufFile> file) {
+  std::shared_ptr<Model> m(new Model());
+  m->file_ = std::move(file);
+  const gguf::GgufFile& f = *m->file_;
+  TANDEM_ASSIGN_OR_RETURN(m->config_, read_model_config(f));
+  const ModelConfig& c = m->config_;
+
+  Binder b(f);
+  TANDEM_RETURN_IF_ERROR(b.bind(m->token_embd_, "token_embd.weight", c.n_vocab, c.dim));
+  TANDEM_RETURN_IF_ERROR(b.bind(m->output_norm_, "output_norm.weight", 0, c.dim));
+  if (c.tied_embeddings) {
+    m->output_ = m->token_embd_;
+  } else {
+    TANDEM_RETURN_IF_ERROR(b.bind(m->output_, "output.weight", c.n_vocab, c.dim));
+  }
+  m->layers_.resize(size_t(c.n_layers));
+  for (int i = 0; i < c.n_layers; ++i) {
+    LayerWeights& l = m->layers_[size_t(i)];
+    const std::string p = "blk." + std::to_string(i) + ".";
+    TANDEM_RETURN_IF_ERROR(b.bind(l.attn_norm, p + "attn_norm.weight", 0, c.dim));
+    TANDEM_RETURN_IF_ERROR(b.bind(l.wq, p + "attn_q.weight", c.dim, c.dim));
+    TANDEM_RETURN_IF_ERROR(b.bind(l.wk, p + "attn_k.weight", c.kv_dim(), c.dim));
+    TANDEM_RETURN_IF_ERROR(b.bind(l.wv, p + "attn_v.weight", c.kv_dim(), c.dim));
+    TANDEM_RETURN_IF_ERROR(b.bind(l.wo, p + "attn_output.weight", c.dim, c.dim));
+    TANDEM_RETURN_IF_ERROR(b.bind(l.bq, p + "attn_q.bias", 0, c.dim, c.qkv_bias));
+    TANDEM_RETURN_IF_ERROR(b.bind(l.bk, p + "attn_k.bias", 0, c.kv_dim(), c.qkv_bias));
+    TANDEM_RETURN_IF_ERROR(b.bind(l.bv, p + "attn_v.bias", 0, c.kv_dim(), c.qkv_bias));
+    TANDEM_RETURN_IF_ERROR(b.bind(l.ffn_norm, p + "ffn_norm.weight", 0, c.dim));
+    TANDEM_RETURN_IF_ERROR(b.bind(l.w_gate, p + "ffn_gate.weight", c.ffn_dim, c.dim));
+    TANDEM_RETURN_IF_ERROR(b.bind(l.w_up, p + "ffn_up.weight", c.ffn_dim, c.dim));
+    TANDEM_RETURN_IF_ERROR(b.bind(l.w_down, p + "ffn_down.weight", c.dim, c.ffn_dim));
+  }
+
+  TANDEM_ASSIGN_OR_RETURN(m->tokenizer_, Tokenizer::from_gguf(f));
+  if (m->tokenizer_->n_vocab() > c.n_vocab) {
+    return InvalidArgument(f.path() + ": tokenizer.ggml.tokens: " +
+                           std::to_string(m->tokenizer_->n_vocab()) +
+                           " tokens but token_embd.weight has " + std::to_string(c.n_vocab) +
+                           " rows");
+  }
+  return m;
+}
+
+uint64_t Model::weight_bytes() const {
+  uint64_t total = 0;
+  for (const gguf::TensorInfo& t : file_->tensors()) total += t.n_bytes;
+  return total;
+}
+
+uint64_t Model::n_params() const {
+  uint64_t total = 0;
+  for (const gguf::TensorInfo& t : file_->tensors()) total += t.n_elements();
+  return total;
+}
+
+std::string Model::weight_type_summary() const {
+  // The type holding the most bytes of 2-D weights names the model, as llama-bench does.
+  std::map<DType, uint64_t> bytes;
+  for (const gguf::TensorInfo& t : file_->tensors())
+    if (t.dims.size() >= 2) bytes[t.type] += t.n_bytes;
+  DType best = DType::F32;
+  uint64_t most = 0;
+  for (auto [type, b] : bytes)
+    if (b > most) most = b, best = type;
+  return std::string(dtype_name(best));
+}
+
+}  // namespace tandem

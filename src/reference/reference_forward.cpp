@@ -1,0 +1,173 @@
+#include "reference/reference_forward.h"
+
+#include <cmath>
+
+#include "core/half.h"
+#include "core/quant.h"
+
+namespace tandem {
+
+std::vector<double> reference_dequantize_row(const Weight& w, int64_t row) {
+  std::vector<double> out(size_t(w.cols));
+  const uint8_t* p = w.data + size_t(row) * w.row_bytes();
+  switch (w.type) {
+    case DType::F32:
+      for (int64_t i = 0; i < w.cols; ++i) out[i] = reinterpret_cast<const float*>(p)[i];
+      break;
+    case DType::F16:
+      for (int64_t i = 0; i < w.cols; ++i) out[i] = fp16_to_f32(reinterpret_cast<const fp16_t*>(p)[i]);
+      break;
+    case DType::BF16:
+      for (int64_t i = 0; i < w.cols; ++i) out[i] = bf16_to_f32(reinterpret_cast<const bf16_t*>(p)[i]);
+      break;
+    case DType::Q8_0: {
+      const auto* b = reinterpret_cast<const BlockQ8_0*>(p);
+      for (int64_t i = 0; i < w.cols; ++i)
+        out[i] = double(fp16_to_f32(b[i / kQK].d)) * b[i / kQK].qs[i % kQK];
+      break;
+    }
+    case DType::Q4_0: {
+      const auto* b = reinterpret_cast<const BlockQ4_0*>(p);
+      for (int64_t i = 0; i < w.cols; ++i) {
+        const BlockQ4_0& blk = b[i / kQK];
+        const int j = int(i % kQK);
+        const int nibble = j < kQK / 2 ? (blk.qs[j] & 0x0f) : (blk.qs[j - kQK / 2] >> 4);
+        out[i] = double(fp16_to_f32(blk.d)) * (nibble - 8);
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+ReferenceForward::Matrix ReferenceForward::load(const Weight& w) {
+  Matrix m{w.rows, w.cols, {}};
+  m.v.reserve(size_t(w.rows * w.cols));
+  for (int64_t r = 0; r < w.rows; ++r) {
+    std::vector<double> row = reference_dequantize_row(w, r);
+    m.v.insert(m.v.end(), row.begin(), row.end());
+  }
+  return m;
+}
+
+std::vector<double> ReferenceForward::load_vector(const Weight& w) {
+  if (!w.present()) return {};
+  return reference_dequantize_row(w, 0);
+}
+
+ReferenceForward::ReferenceForward(std::shared_ptr<const Model> model)
+    : model_(std::move(model)), cfg_(model_->config()) {
+  token_embd_ = load(model_->token_embd());
+  output_ = load(model_->output());
+  output_norm_ = load_vector(model_->output_norm());
+  for (const LayerWeights& l : model_->layers()) {
+    layers_.push_back(Layer{load_vector(l.attn_norm), load_vector(l.ffn_norm), load_vector(l.bq),
+                            load_vector(l.bk), load_vector(l.bv), load(l.wq), load(l.wk),
+                            load(l.wv), load(l.wo), load(l.w_gate), load(l.w_up),
+                            load(l.w_down)});
+  }
+  k_cache_.resize(layers_.size());
+  v_cache_.resize(layers_.size());
+}
+
+namespace {
+
+// out = W x, W is rows x cols.
+template <class M>
+std::vector<double> matvec(const M& w, const std::vector<double>& x) {
+  std::vector<double> out(size_t(w.rows), 0.0);
+  for (int64_t r = 0; r < w.rows; ++r) {
+    double s = 0.0;
+    for (int64_t c = 0; c < w.cols; ++c) s += w.v[size_t(r * w.cols + c)] * x[size_t(c)];
+    out[size_t(r)] = s;
+  }
+  return out;
+}
+
+std::vector<double> rmsnorm(const std::vector<double>& x, const std::vector<double>& w, double eps) {
+  double ss = 0.0;
+  for (double v : x) ss += v * v;
+  const double scale = 1.0 / std::sqrt(ss / double(x.size()) + eps);
+  std::vector<double> out(x.size());
+  for (size_t i = 0; i < x.size(); ++i) out[i] = x[i] * scale * w[i];
+  return out;
+}
+
+void add_bias(std::vector<double>& x, const std::vector<double>& b) {
+  for (size_t i = 0; i < b.size(); ++i) x[i] += b[i];
+}
+
+// Rotates each head's pairs by the position's angles.
+void rope(std::vector<double>& x, int n_heads, const ModelConfig& c, int pos) {
+  const int hd = c.head_dim, half = hd / 2;
+  for (int h = 0; h < n_heads; ++h) {
+    for (int i = 0; i < half; ++i) {
+      double freq = std::pow(double(c.rope_base), -2.0 * i / hd);
+      if (!c.rope_freq_factors.empty()) freq /= c.rope_freq_factors[size_t(i)];
+      const double theta = double(pos) * c.rope_freq_scale * freq;
+      const bool half_split = c.rope_style == RopeStyle::kHalfSplit;
+      const size_t i0 = size_t(h * hd + (half_split ? i : 2 * i));
+      const size_t i1 = size_t(h * hd + (half_split ? i + half : 2 * i + 1));
+      const double a = x[i0], b = x[i1];
+      x[i0] = a * std::cos(theta) - b * std::sin(theta);
+      x[i1] = a * std::sin(theta) + b * std::cos(theta);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<double> ReferenceForward::step(TokenId token, int pos) {
+  const int dim = cfg_.dim, hd = cfg_.head_dim;
+  const int group = cfg_.n_heads / cfg_.n_kv_heads;
+
+  // x = embedding of the token
+  std::vector<double> x(token_embd_.v.begin() + int64_t(token) * dim,
+                        token_embd_.v.begin() + int64_t(token + 1) * dim);
+
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    const Layer& L = layers_[l];
+
+    // --- attention ---
+    std::vector<double> xn = rmsnorm(x, L.attn_norm, cfg_.rms_eps);
+    std::vector<double> q = matvec(L.wq, xn), k = matvec(L.wk, xn), v = matvec(L.wv, xn);
+    if (cfg_.qkv_bias) add_bias(q, L.bq), add_bias(k, L.bk), add_bias(v, L.bv);
+    rope(q, cfg_.n_heads, cfg_, pos);
+    rope(k, cfg_.n_kv_heads, cfg_, pos);
+    k_cache_[l].resize(size_t(pos) + 1);
+    v_cache_[l].resize(size_t(pos) + 1);
+    k_cache_[l][size_t(pos)] = k;
+    v_cache_[l][size_t(pos)] = v;
+
+    std::vector<double> att(size_t(dim), 0.0);
+    for (int h = 0; h < cfg_.n_heads; ++h) {
+      const int kvh = h / group;  // grouped-query attention: heads share KV heads
+      std::vector<double> scores(size_t(pos) + 1);
+      double mx = -INFINITY;
+      for (int t = 0; t <= pos; ++t) {
+        double s = 0.0;
+        for (int d = 0; d < hd; ++d) s += q[size_t(h * hd + d)] * k_cache_[l][size_t(t)][size_t(kvh * hd + d)];
+        scores[size_t(t)] = s / std::sqrt(double(hd));
+        mx = std::max(mx, scores[size_t(t)]);
+      }
+      double sum = 0.0;
+      for (double& s : scores) sum += (s = std::exp(s - mx));
+      for (int t = 0; t <= pos; ++t)
+        for (int d = 0; d < hd; ++d)
+          att[size_t(h * hd + d)] += scores[size_t(t)] / sum * v_cache_[l][size_t(t)][size_t(kvh * hd + d)];
+    }
+    std::vector<double> o = matvec(L.wo, att);
+    for (int i = 0; i < dim; ++i) x[size_t(i)] += o[size_t(i)];
+
+    // --- feed-forward: down(silu(gate(x)) * up(x)) ---
+    xn = rmsnorm(x, L.ffn_norm, cfg_.rms_eps);
+    std::vector<double> g = matvec(L.w_gate, xn), u = matvec(L.w_up, xn);
+    for (size_t i = 0; i < g.size(); ++i) g[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
+    std::vector<double> d = matvec(L.w_down, g);
+    for (int i = 0; i < dim; ++i) x[size_t(i)] += d[size_t(i)];
+  }
+
+  return matvec(output_, rmsnorm(x, output_norm_, cfg_.rms_eps));
+}
+
+}  // namespace tandem

@@ -1,0 +1,66 @@
+#include "runtime/session.h"
+
+#include <chrono>
+
+namespace tandem {
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> model,
+                                                 cpu::ForwardOptions options) {
+  std::unique_ptr<Session> s(new Session());
+  s->model_ = model;
+  TANDEM_ASSIGN_OR_RETURN(s->forward_, cpu::CpuForward::create(std::move(model), options));
+  s->logits_.resize(size_t(s->model_->config().n_vocab));
+  return s;
+}
+
+Status Session::eval(std::span<const TokenId> tokens, int n_past) {
+  return forward_->eval(tokens, n_past, logits_.data());
+}
+
+Status Session::generate(std::span<const TokenId> prompt, const GenerateOptions& options,
+                         const std::function<bool(TokenId)>& on_token, GenerateStats* stats) {
+  if (prompt.empty()) return InvalidArgument("generate: the prompt is empty (no tokens)");
+  if (options.n_predict < 0) return InvalidArgument("-n: " + std::to_string(options.n_predict) + " must be >= 0");
+  TANDEM_RETURN_IF_ERROR(options.sampler.validate());
+  const int room = forward_->context() - int(prompt.size());
+  if (room < 0) {
+    return OutOfRange("prompt: " + std::to_string(prompt.size()) + " tokens exceed the context of " +
+                      std::to_string(forward_->context()));
+  }
+  GenerateStats st;
+  st.n_prompt = int(prompt.size());
+  Sampler sampler(options.sampler);
+  for (TokenId t : prompt) sampler.accept(t);
+
+  auto t0 = std::chrono::steady_clock::now();
+  TANDEM_RETURN_IF_ERROR(eval(prompt, 0));
+  st.prefill_seconds = seconds_since(t0);
+
+  t0 = std::chrono::steady_clock::now();
+  int n_past = int(prompt.size());
+  const int n_predict = std::min(options.n_predict, room);
+  for (int i = 0; i < n_predict; ++i) {
+    const TokenId next = sampler.sample(logits_);
+    sampler.accept(next);
+    ++st.n_generated;
+    if (options.stop_at_eog && model_->tokenizer().is_eog(next)) {
+      st.stopped_at_eog = true;
+      break;
+    }
+    if (on_token && !on_token(next)) break;
+    if (i + 1 == n_predict || n_past >= forward_->context()) break;
+    const TokenId one[1] = {next};
+    TANDEM_RETURN_IF_ERROR(eval(one, n_past));
+    ++n_past;
+  }
+  st.decode_seconds = seconds_since(t0);
+  if (stats) *stats = st;
+  return Status::Ok();
+}
+
+}  // namespace tandem

@@ -1,0 +1,53 @@
+// A generation session: a model on a device, a KV cache, a sampler, and the loop that feeds
+// the prompt (prefill) and then one token at a time (decode).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "devices/cpu/cpu_forward.h"
+#include "runtime/sampler.h"
+
+namespace tandem {
+
+struct GenerateOptions {
+  int n_predict = 64;       // tokens to generate at most
+  bool stop_at_eog = true;  // stop on EOS / end-of-turn
+  SamplerOptions sampler;
+};
+
+struct GenerateStats {
+  int n_prompt = 0;
+  int n_generated = 0;
+  double prefill_seconds = 0;
+  double decode_seconds = 0;
+  bool stopped_at_eog = false;
+};
+
+class Session {
+ public:
+  static Result<std::unique_ptr<Session>> create(std::shared_ptr<const Model> model,
+                                                 cpu::ForwardOptions options);
+
+  // Starts from an empty context. on_token is called for each generated token and may return
+  // false to stop early.
+  Status generate(std::span<const TokenId> prompt, const GenerateOptions& options,
+                  const std::function<bool(TokenId)>& on_token, GenerateStats* stats = nullptr);
+
+  // Lower-level steps (bench uses them): evaluate tokens after the first n_past positions.
+  Status eval(std::span<const TokenId> tokens, int n_past);
+  std::span<const float> logits() const { return logits_; }
+
+  cpu::CpuForward& forward() { return *forward_; }
+  const Model& model() const { return *model_; }
+
+ private:
+  Session() = default;
+  std::shared_ptr<const Model> model_;
+  std::unique_ptr<cpu::CpuForward> forward_;
+  std::vector<float> logits_;
+};
+
+}  // namespace tandem

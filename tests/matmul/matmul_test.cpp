@@ -1,0 +1,202 @@
+// Matmul kernels against a double-precision reference, for every weight type on every ISA path
+// this CPU can run, over shapes that are not multiples of the tile sizes, 1-3 threads, padded
+// strides (the padding holds NaN in x and sentinels in y), and both GEMM precisions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "devices/cpu/matmul/matmul.h"
+#include "devices/cpu/matmul/matmul_internal.h"
+#include "matmul_reference.h"
+
+namespace tandem::cpu {
+namespace {
+
+using detail::MatmulIsa;
+using testing::TestWeight;
+
+ThreadPool& pool(int threads) {
+  static std::map<int, std::unique_ptr<ThreadPool>> pools;
+  auto& p = pools[threads];
+  if (!p) p = std::make_unique<ThreadPool>(threads);
+  return *p;
+}
+
+constexpr float kSentinel = -12345.678f;
+constexpr DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0};
+constexpr MatmulIsa kIsas[] = {MatmulIsa::kPortable, MatmulIsa::kAvx2, MatmulIsa::kAvx512};
+
+bool bf16_used(MatmulIsa isa, GemmPrecision p, DType t, int64_t m) {
+  return isa == MatmulIsa::kAvx512 && p == GemmPrecision::kBf16Activations && detail::bf16_gemm_available() &&
+         m >= kBf16MinRows && m > detail::kGemvMaxM && (t == DType::BF16 || t == DType::Q8_0 || t == DType::Q4_0);
+}
+
+struct Case {
+  int64_t m, rows, cols;
+};
+
+// Runs one configuration and checks values, tolerance and the untouched padding of y.
+// Returns the largest error relative to |x_i||W_r| (to let callers check bf16 was really used).
+double check_case(MatmulIsa isa, GemmPrecision precision, int threads, const TestWeight& w, const std::vector<float>& x,
+                  int64_t m, int64_t ldx, const std::vector<double>& ref, const std::vector<double>& scale) {
+  const int64_t ldy = w.rows + 5;
+  std::vector<float> y(size_t(m * ldy + 7), kSentinel);
+  detail::matmul_with(isa, precision, pool(threads), w.view(), x.data(), m, ldx, y.data(), ldy);
+  const bool bf16 = bf16_used(isa, precision, w.type, m);
+  const double tol = bf16 ? 1e-2 : 1e-5;
+  double worst = 0;
+  int failures = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t r = 0; r < ldy; ++r) {
+      const float got = y[size_t(i * ldy + r)];
+      if (r >= w.rows) {
+        if (std::memcmp(&got, &kSentinel, 4) != 0 && ++failures <= 5)
+          ADD_FAILURE() << "wrote padding y[" << i << "," << r << "] = " << got;
+        continue;
+      }
+      const double want = ref[size_t(i * w.rows + r)];
+      const double s = scale[size_t(i * w.rows + r)] + 1e-30;
+      const double err = std::fabs(double(got) - want) / s;
+      if (!(err <= tol) && ++failures <= 5)
+        ADD_FAILURE() << "y[" << i << "," << r << "] = " << got << ", want " << want << " (rel err " << err << ")";
+      if (err > worst) worst = err;
+    }
+  }
+  for (size_t j = size_t(m * ldy); j < y.size(); ++j)
+    if (std::memcmp(&y[j], &kSentinel, 4) != 0 && ++failures <= 5) ADD_FAILURE() << "wrote past y's end";
+  return worst;
+}
+
+class MatmulTest : public ::testing::TestWithParam<std::tuple<DType, MatmulIsa>> {
+ protected:
+  void SetUp() override {
+    if (!detail::isa_available(isa())) GTEST_SKIP() << detail::isa_name(isa()) << " not supported by this CPU";
+  }
+  DType type() const { return std::get<0>(GetParam()); }
+  MatmulIsa isa() const { return std::get<1>(GetParam()); }
+  std::vector<GemmPrecision> precisions() const {
+    if (isa() == MatmulIsa::kAvx512 && detail::bf16_gemm_available())
+      return {GemmPrecision::kFp32, GemmPrecision::kBf16Activations};
+    return {GemmPrecision::kFp32};
+  }
+};
+
+TEST_P(MatmulTest, MatchesReference) {
+  std::vector<int64_t> col_list = {32, 64, 96, 2048};
+  if (type() == DType::F32 || type() == DType::F16 || type() == DType::BF16) {
+    col_list.push_back(5);    // shorter than one vector
+    col_list.push_back(300);  // crosses the 256-column cache block, odd tail
+  }
+  for (int64_t cols : col_list) {
+    for (int64_t rows : {1, 17, 63, 200}) {
+      const TestWeight w = testing::make_weight(type(), rows, cols, uint32_t(rows * 7919 + cols), rows % 2 ? 4 : 0);
+      for (int64_t m : {1, 2, 3, 7, 16, 33, 130}) {
+        const int64_t ldx = cols + 3;
+        const std::vector<float> x = testing::make_activations(m, cols, ldx, uint32_t(m * 31 + cols));
+        const std::vector<double> ref = testing::reference_matmul(w, x.data(), m, ldx);
+        const std::vector<double> scale = testing::error_scale(w, x.data(), m, ldx);
+        for (GemmPrecision p : precisions()) {
+          for (int threads : {1, 2, 3}) {
+            SCOPED_TRACE("m=" + std::to_string(m) + " rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) +
+                         " threads=" + std::to_string(threads) +
+                         (p == GemmPrecision::kFp32 ? " fp32" : " bf16-activations"));
+            check_case(isa(), p, threads, w, x, m, ldx, ref, scale);
+            if (HasFailure()) return;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The bf16 GEMM must really be taken where it is selected: its error is far above fp32 rounding
+// (and within the bf16 bound, which check_case verifies).
+TEST_P(MatmulTest, Bf16PathIsUsedForLongPrompts) {
+  if (!bf16_used(isa(), GemmPrecision::kBf16Activations, type(), 64)) GTEST_SKIP() << "no bf16 GEMM for this case";
+  const TestWeight w = testing::make_weight(type(), 64, 512, 5);
+  const std::vector<float> x = testing::make_activations(64, 512, 512, 6);
+  const auto ref = testing::reference_matmul(w, x.data(), 64, 512);
+  const auto scale = testing::error_scale(w, x.data(), 64, 512);
+  EXPECT_GT(check_case(isa(), GemmPrecision::kBf16Activations, 2, w, x, 64, 512, ref, scale), 1e-5);
+  EXPECT_LT(check_case(isa(), GemmPrecision::kFp32, 2, w, x, 64, 512, ref, scale), 1e-5);
+}
+
+TEST_P(MatmulTest, NanInActivationsPropagatesToItsRowOnly) {
+  const int64_t rows = 40, cols = 96;
+  const TestWeight w = testing::make_weight(type(), rows, cols, 11);
+  for (int64_t m : {1, 5, 33}) {
+    for (GemmPrecision p : precisions()) {
+      std::vector<float> x = testing::make_activations(m, cols, cols, 12);
+      const int64_t bad = m / 2;
+      x[size_t(bad * cols + 37)] = std::numeric_limits<float>::quiet_NaN();
+      std::vector<float> y(size_t(m * rows));
+      detail::matmul_with(isa(), p, pool(2), w.view(), x.data(), m, cols, y.data(), rows);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t r = 0; r < rows; ++r) {
+          const float v = y[size_t(i * rows + r)];
+          if (i == bad) {
+            ASSERT_TRUE(std::isnan(v)) << "m=" << m << " r=" << r;
+          } else {
+            ASSERT_TRUE(std::isfinite(v)) << "m=" << m << " i=" << i << " r=" << r;
+          }
+        }
+    }
+  }
+}
+
+std::string param_name(const ::testing::TestParamInfo<std::tuple<DType, MatmulIsa>>& info) {
+  return std::string(dtype_name(std::get<0>(info.param))) + "_" + detail::isa_name(std::get<1>(info.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTypesAllIsas, MatmulTest,
+                         ::testing::Combine(::testing::ValuesIn(kTypes), ::testing::ValuesIn(kIsas)), param_name);
+
+TEST(MatmulApi, PicksTheBestIsaOfThisCpu) {
+  const std::string isa = matmul_isa();
+  if (detail::isa_available(MatmulIsa::kAvx512)) {
+    EXPECT_EQ(isa, "avx512");
+  } else if (detail::isa_available(MatmulIsa::kAvx2)) {
+    EXPECT_EQ(isa, "avx2");
+  } else {
+    EXPECT_EQ(isa, "portable");
+  }
+}
+
+TEST(MatmulApi, PrecisionCanBeForced) {
+  const GemmPrecision before = gemm_precision();
+  set_gemm_precision(GemmPrecision::kFp32);
+  EXPECT_EQ(gemm_precision(), GemmPrecision::kFp32);
+  // With fp32 forced, the public entry point is fp32-accurate even for a long prompt.
+  const TestWeight w = testing::make_weight(DType::Q4_0, 70, 256, 3);
+  const std::vector<float> x = testing::make_activations(40, 256, 256, 4);
+  std::vector<float> y(40 * 70);
+  matmul(pool(2), w.view(), x.data(), 40, 256, y.data(), 70);
+  const auto ref = testing::reference_matmul(w, x.data(), 40, 256);
+  const auto scale = testing::error_scale(w, x.data(), 40, 256);
+  for (size_t j = 0; j < y.size(); ++j) ASSERT_LE(std::fabs(y[j] - ref[j]) / scale[j], 1e-5) << j;
+  set_gemm_precision(GemmPrecision::kBf16Activations);
+  EXPECT_EQ(gemm_precision(), GemmPrecision::kBf16Activations);
+  set_gemm_precision(before);
+}
+
+TEST(MatmulApi, DequantizeRowMatchesReference) {
+  for (DType t : kTypes) {
+    const TestWeight w = testing::make_weight(t, 3, 96, 9, 4);
+    std::vector<float> row(96);
+    for (int64_t r = 0; r < 3; ++r) {
+      dequantize_row(w.view(), r, row.data());
+      for (int64_t k = 0; k < 96; ++k) ASSERT_EQ(double(row[size_t(k)]), w.values[size_t(r * 96 + k)]) << dtype_name(t);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tandem::cpu

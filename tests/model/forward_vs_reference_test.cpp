@@ -1,0 +1,113 @@
+// The fast CPU path against the fp64 oracle: logits at several positions and prompt lengths,
+// and identical greedy tokens, for each architecture and weight type.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "reference/reference_forward.h"
+#include "runtime/session.h"
+#include "tests/model/test_models.h"
+
+namespace tandem {
+namespace {
+
+struct Case {
+  Arch arch;
+  DType type;
+  bool tied;
+};
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  return arch_name(info.param.arch) + "_" + std::string(dtype_name(info.param.type)) + (info.param.tied ? "_tied" : "");
+}
+
+// Largest |a - b| relative to the largest |b|: the scale of logits varies with the model, and
+// an error budget relative to that scale is what decides the next token.
+double relative_error(std::span<const float> fast, const std::vector<double>& ref) {
+  double worst = 0.0, scale = 1e-30;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    worst = std::max(worst, std::fabs(double(fast[i]) - ref[i]));
+    scale = std::max(scale, std::fabs(ref[i]));
+  }
+  return worst / scale;
+}
+
+// The fast path computes in fp32 against the same (dequantized) weights as the oracle, so every
+// type gets an fp32-rounding budget; the bound is loose enough for summation-order differences
+// over a few thousand terms and tight enough to catch a wrong scale, nibble or rotation.
+constexpr double kTolerance = 2e-4;
+
+class ForwardVsReference : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ForwardVsReference, LogitsMatchAtSeveralPositionsAndPromptLengths) {
+  const Case c = GetParam();
+  auto model = testing::load_or_die(testing::small_model_path(c.arch, c.type, c.tied));
+  ASSERT_TRUE(model);
+  const int n_vocab = model->config().n_vocab;
+  for (int prompt_len : {1, 6, 19}) {
+    for (int threads : {1, 2, 3}) {
+      // max_batch 8 makes the 19-token prompt run as three prefill chunks.
+      auto fwd = cpu::CpuForward::create(model, {threads, 64, 8});
+      ASSERT_TRUE(fwd.ok()) << fwd.status().message();
+      ReferenceForward ref(model);
+      std::vector<TokenId> prompt;
+      for (int i = 0; i < prompt_len; ++i) prompt.push_back(TokenId((i * 7919 + 13) % n_vocab));
+      // Prefill with all logits: every prompt position is checked.
+      std::vector<float> logits(size_t(prompt_len) * n_vocab);
+      ASSERT_TRUE((*fwd)->eval(prompt, 0, logits.data(), true).ok());
+      for (int p = 0; p < prompt_len; ++p) {
+        const std::vector<double> want = ref.step(prompt[size_t(p)], p);
+        const double err = relative_error(std::span(logits).subspan(size_t(p) * n_vocab, size_t(n_vocab)), want);
+        ASSERT_LT(err, kTolerance) << "prompt " << prompt_len << " threads " << threads << " position " << p;
+      }
+      // Then a few decode steps (matrix-vector path).
+      std::vector<float> step_logits(static_cast<size_t>(n_vocab));
+      for (int p = prompt_len; p < prompt_len + 4; ++p) {
+        const TokenId t = TokenId((p * 31 + 5) % n_vocab);
+        ASSERT_TRUE((*fwd)->eval(std::span(&t, 1), p, step_logits.data()).ok());
+        const double err = relative_error(step_logits, ref.step(t, p));
+        ASSERT_LT(err, kTolerance) << "decode position " << p << " threads " << threads;
+      }
+    }
+  }
+}
+
+TEST_P(ForwardVsReference, GreedyTokensAreIdentical) {
+  const Case c = GetParam();
+  auto model = testing::load_or_die(testing::small_model_path(c.arch, c.type, c.tied));
+  ASSERT_TRUE(model);
+  const std::vector<TokenId> prompt{1, 450, 4996, 17354, 1701};
+  const int n_gen = 16;
+
+  auto session = Session::create(model, {2, 64, 512});
+  ASSERT_TRUE(session.ok());
+  std::vector<TokenId> fast;
+  GenerateOptions g;
+  g.n_predict = n_gen;
+  g.stop_at_eog = false;
+  g.sampler = SamplerOptions::greedy();
+  ASSERT_TRUE((*session)->generate(prompt, g, [&](TokenId t) { fast.push_back(t); return true; }).ok());
+
+  ReferenceForward ref(model);
+  std::vector<double> logits;
+  int pos = 0;
+  for (TokenId t : prompt) logits = ref.step(t % model->config().n_vocab, pos++);
+  std::vector<TokenId> slow;
+  for (int i = 0; i < n_gen; ++i) {
+    const TokenId next = TokenId(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    slow.push_back(next);
+    logits = ref.step(next, pos++);
+  }
+  EXPECT_EQ(fast, slow);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllArchsAndTypes, ForwardVsReference,
+                         ::testing::Values(Case{Arch::kLlama, DType::F32, false}, Case{Arch::kLlama, DType::F16, false},
+                                           Case{Arch::kLlama, DType::BF16, false}, Case{Arch::kLlama, DType::Q8_0, false},
+                                           Case{Arch::kLlama, DType::Q4_0, false}, Case{Arch::kLlama, DType::Q4_0, true},
+                                           Case{Arch::kQwen2, DType::F32, true}, Case{Arch::kQwen2, DType::F16, true},
+                                           Case{Arch::kQwen2, DType::Q8_0, true}, Case{Arch::kQwen2, DType::Q4_0, false}),
+                         case_name);
+
+}  // namespace
+}  // namespace tandem

@@ -1,0 +1,86 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "model/gen_model.h"
+#include "model/gguf/gguf.h"
+#include "tests/model/test_models.h"
+
+namespace tandem {
+namespace {
+
+std::string slurp(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+GenModelOptions test_small(DType type, uint64_t seed, int threads) {
+  GenModelOptions o;
+  o.shape = *model_preset("test-small");
+  o.type = type;
+  o.seed = seed;
+  o.n_threads = threads;
+  o.vocab_path = testing::repo_vocab();
+  return o;
+}
+
+TEST(GenModel, SameSeedSameBytesWhateverTheThreadCount) {
+  const std::string a = ::testing::TempDir() + "gen-a.gguf", b = ::testing::TempDir() + "gen-b.gguf",
+                    c = ::testing::TempDir() + "gen-c.gguf";
+  ASSERT_TRUE(generate_model(test_small(DType::Q4_0, 7, 1), a).ok());
+  ASSERT_TRUE(generate_model(test_small(DType::Q4_0, 7, 3), b).ok());
+  ASSERT_TRUE(generate_model(test_small(DType::Q4_0, 8, 2), c).ok());
+  EXPECT_EQ(slurp(a), slurp(b));
+  EXPECT_NE(slurp(a), slurp(c));
+}
+
+TEST(GenModel, PresetShapesTypeAndTokenizerAreWritten) {
+  const std::string p = ::testing::TempDir() + "gen-q8.gguf";
+  ASSERT_TRUE(generate_model(test_small(DType::Q8_0, 1, 2), p).ok());
+  auto m = testing::load_or_die(p);
+  ASSERT_TRUE(m);
+  const ModelShape s = *model_preset("test-small");
+  EXPECT_EQ(m->config().dim, s.dim);
+  EXPECT_EQ(m->config().n_layers, s.n_layers);
+  EXPECT_EQ(m->config().n_kv_heads, s.n_kv_heads);
+  EXPECT_EQ(m->config().ffn_dim, s.ffn_dim);
+  EXPECT_EQ(m->config().n_vocab, 32000);
+  EXPECT_EQ(m->layers()[0].wq.type, DType::Q8_0);
+  EXPECT_EQ(m->layers()[0].attn_norm.type, DType::F32);
+  EXPECT_EQ(*m->file().get_int("general.file_type"), 7);
+  EXPECT_EQ(m->tokenizer().vocab().model, "llama");
+}
+
+TEST(GenModel, PresetsHaveThePublishedShapes) {
+  const ModelShape t = *model_preset("tinyllama-1.1b");
+  EXPECT_EQ(t.dim, 2048);
+  EXPECT_EQ(t.n_layers, 22);
+  EXPECT_EQ(t.n_kv_heads, 4);
+  EXPECT_EQ(t.ffn_dim, 5632);
+  const ModelShape q = *model_preset("qwen2.5-0.5b");
+  EXPECT_EQ(q.arch, Arch::kQwen2);
+  EXPECT_EQ(q.dim, 896);
+  EXPECT_TRUE(q.tied_embeddings);
+  EXPECT_GT(model_preset("llama3.2-1b")->llama3_rope_factor, 0.0f);
+  EXPECT_FALSE(model_preset("gpt-5").has_value());
+}
+
+TEST(GenModel, BadShapesAreRejectedByName) {
+  GenModelOptions o = test_small(DType::Q4_0, 1, 1);
+  o.shape.ffn_dim = 100;  // not a multiple of the 32-element block
+  Status st = generate_model(o, ::testing::TempDir() + "bad.gguf");
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("--ffn"), std::string::npos) << st.message();
+  o = test_small(DType::F32, 1, 1);
+  o.shape.n_kv_heads = 3;
+  st = generate_model(o, ::testing::TempDir() + "bad.gguf");
+  EXPECT_NE(st.message().find("--kv-heads"), std::string::npos) << st.message();
+  o = test_small(DType::F32, 1, 1);
+  o.vocab_path = "/nonexistent/vocab.gguf";
+  st = generate_model(o, ::testing::TempDir() + "bad.gguf");
+  EXPECT_NE(st.message().find("/nonexistent/vocab.gguf"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace tandem

@@ -1,0 +1,122 @@
+// Loading rejects files that are valid GGUF but not a model tandem can run, with a message that
+// names the file, the tensor or key, and the value.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <functional>
+
+#include "model/gguf/gguf.h"
+#include "tests/model/test_models.h"
+
+namespace tandem {
+namespace {
+
+// Copies a generated model, letting `edit` change metadata and drop or reshape tensors.
+std::string rewrite(const std::string& src_path, const std::string& name,
+                    const std::function<void(std::vector<std::pair<std::string, gguf::Value>>&,
+                                             std::vector<gguf::TensorInfo>&)>& edit) {
+  auto src = gguf::GgufFile::open(src_path);
+  EXPECT_TRUE(src.ok());
+  auto meta = (*src)->metadata();
+  auto tensors = (*src)->tensors();
+  edit(meta, tensors);
+  gguf::GgufWriter w;
+  for (auto& [k, v] : meta) w.set(k, v);
+  for (const gguf::TensorInfo& t : tensors) {
+    const gguf::TensorInfo copy = t;
+    w.add_tensor(t.name, t.dims, t.type, [copy](uint8_t* dst, size_t n) {
+      std::memset(dst, 0, n);
+      std::memcpy(dst, copy.data, std::min<size_t>(n, copy.n_bytes));
+    });
+  }
+  const std::string out = ::testing::TempDir() + name + ".gguf";
+  EXPECT_TRUE(w.write(out).ok());
+  return out;
+}
+
+std::string load_error(const std::string& path) {
+  auto m = Model::load(path);
+  return m.ok() ? "" : m.status().message();
+}
+
+TEST(ModelLoad, UnsupportedArchitectureIsNamed) {
+  const std::string p = rewrite(testing::small_model_path(Arch::kLlama, DType::F32), "arch-gpt", [](auto& meta, auto&) {
+    for (auto& [k, v] : meta)
+      if (k == "general.architecture") v = gguf::Value{std::string("gptneox")};
+  });
+  const std::string e = load_error(p);
+  EXPECT_NE(e.find("general.architecture"), std::string::npos) << e;
+  EXPECT_NE(e.find("gptneox"), std::string::npos) << e;
+}
+
+TEST(ModelLoad, MissingTensorIsNamed) {
+  const std::string p = rewrite(testing::small_model_path(Arch::kLlama, DType::F32), "no-ffn-up", [](auto&, auto& t) {
+    std::erase_if(t, [](const gguf::TensorInfo& x) { return x.name == "blk.1.ffn_up.weight"; });
+  });
+  const std::string e = load_error(p);
+  EXPECT_NE(e.find("blk.1.ffn_up.weight"), std::string::npos) << e;
+  EXPECT_NE(e.find("missing"), std::string::npos) << e;
+}
+
+TEST(ModelLoad, WrongShapeIsNamedWithBothShapes) {
+  const std::string p = rewrite(testing::small_model_path(Arch::kLlama, DType::F32), "bad-q", [](auto&, auto& t) {
+    for (auto& x : t)
+      if (x.name == "blk.0.attn_q.weight") x.dims = {64, 32};
+  });
+  const std::string e = load_error(p);
+  EXPECT_NE(e.find("blk.0.attn_q.weight"), std::string::npos) << e;
+  EXPECT_NE(e.find("[64, 32]"), std::string::npos) << e;
+  EXPECT_NE(e.find("[64, 64]"), std::string::npos) << e;
+}
+
+TEST(ModelLoad, MissingHyperparameterIsNamed) {
+  const std::string p = rewrite(testing::small_model_path(Arch::kLlama, DType::F32), "no-heads", [](auto& meta, auto&) {
+    std::erase_if(meta, [](const auto& kv) { return kv.first == "llama.attention.head_count"; });
+  });
+  const std::string e = load_error(p);
+  EXPECT_NE(e.find("llama.attention.head_count"), std::string::npos) << e;
+}
+
+TEST(ModelLoad, KvHeadsThatDoNotDivideHeadsAreRejected) {
+  const std::string p = rewrite(testing::small_model_path(Arch::kLlama, DType::F32), "kv3", [](auto& meta, auto&) {
+    for (auto& [k, v] : meta)
+      if (k == "llama.attention.head_count_kv") v = gguf::Value{uint32_t(3)};
+  });
+  const std::string e = load_error(p);
+  EXPECT_NE(e.find("head_count_kv"), std::string::npos) << e;
+  EXPECT_NE(e.find("3"), std::string::npos) << e;
+}
+
+TEST(ModelLoad, TiedEmbeddingsWhenOutputIsAbsent) {
+  auto tied = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q8_0, true));
+  ASSERT_TRUE(tied);
+  EXPECT_TRUE(tied->config().tied_embeddings);
+  EXPECT_EQ(tied->output().data, tied->token_embd().data);
+  auto untied = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q8_0, false));
+  ASSERT_TRUE(untied);
+  EXPECT_FALSE(untied->config().tied_embeddings);
+  EXPECT_NE(untied->output().data, untied->token_embd().data);
+}
+
+TEST(ModelLoad, Qwen2HasBiasesAndHalfSplitRope) {
+  auto m = testing::load_or_die(testing::small_model_path(Arch::kQwen2, DType::F32, true));
+  ASSERT_TRUE(m);
+  EXPECT_TRUE(m->config().qkv_bias);
+  EXPECT_EQ(m->config().rope_style, RopeStyle::kHalfSplit);
+  EXPECT_TRUE(m->layers()[0].bq.present());
+  EXPECT_FLOAT_EQ(m->config().rope_base, 1000000.0f);
+  EXPECT_EQ(m->config().n_vocab, m->tokenizer().n_vocab());
+}
+
+TEST(ModelLoad, Llama3RopeScalingFactors) {
+  // Short wavelengths are kept, long ones divided by the factor, the band between interpolated.
+  const std::vector<float> f = llama3_rope_freq_factors(64, 500000.0f, 32.0f, 1.0f, 4.0f, 8192);
+  ASSERT_EQ(f.size(), 32u);
+  EXPECT_FLOAT_EQ(f.front(), 1.0f);
+  EXPECT_FLOAT_EQ(f.back(), 32.0f);
+  for (size_t i = 1; i < f.size(); ++i) EXPECT_GE(f[i], f[i - 1]);
+}
+
+}  // namespace
+}  // namespace tandem

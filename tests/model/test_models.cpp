@@ -1,0 +1,44 @@
+#include "tests/model/test_models.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+
+#include "model/gen_model.h"
+
+namespace tandem::testing {
+
+std::string repo_vocab() { return std::string(TANDEM_SOURCE_DIR) + "/data/vocab/llama-spm.gguf"; }
+std::string shared_dir() { return TANDEM_SHARED_DIR; }
+
+std::string small_model_path(Arch arch, DType type, bool tied) {
+  static std::map<std::string, std::string> cache;
+  const std::string key = arch_name(arch) + "-" + std::string(dtype_name(type)) + (tied ? "-tied" : "");
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  const std::string dir = ::testing::TempDir() + "tandem-models-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/" + key + ".gguf";
+  GenModelOptions o;
+  o.shape = ModelShape{"test", arch, 64, 2, 4, 2, 128, 256, arch == Arch::kQwen2 ? 1000000.0f : 10000.0f,
+                       arch == Arch::kQwen2 ? 1e-6f : 1e-5f, tied, 0.0f};
+  o.type = type;
+  o.seed = 1234;
+  o.n_threads = 2;
+  o.vocab_path = arch == Arch::kQwen2 ? shared_dir() + "/testdata/vocab/ggml-vocab-qwen2.gguf" : repo_vocab();
+  const Status st = generate_model(o, path);
+  EXPECT_TRUE(st.ok()) << st.message();
+  cache[key] = path;
+  return path;
+}
+
+std::shared_ptr<Model> load_or_die(const std::string& path) {
+  auto m = Model::load(path);
+  if (!m.ok()) {
+    ADD_FAILURE() << m.status().message();
+    return nullptr;
+  }
+  return *m;
+}
+
+}  // namespace tandem::testing

@@ -1,0 +1,28 @@
+// `tandem bench`: llama-bench's ppN / tgN measurements, shared with the default job.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+
+namespace tandem::cli {
+
+struct BenchOptions {
+  int n_prompt = 512;
+  int n_gen = 128;
+  int reps = 5;
+  int threads = 2;
+  bool progress = true;
+};
+
+struct BenchResult {
+  std::vector<double> pp_tok_s, tg_tok_s;  // one per measured repetition
+};
+
+Result<BenchResult> run_bench(std::shared_ptr<const Model> model, const BenchOptions& options);
+void print_bench(const Model& model, const BenchOptions& options, const BenchResult& result, bool json,
+                 const std::string& model_path);
+
+}  // namespace tandem::cli

@@ -1,0 +1,148 @@
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "devices/cpu/matmul/matmul.h"
+#include "runtime/session.h"
+#include "tools/tandem/bench.h"
+#include "tools/tandem/bench_stats.h"
+#include "tools/tandem/model_options.h"
+
+namespace tandem::cli {
+namespace {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Pseudo-random prompt ids in a safe range, like llama-bench (the content does not change the
+// work done).
+std::vector<TokenId> bench_tokens(int n, int n_vocab, uint32_t seed) {
+  std::vector<TokenId> out(static_cast<size_t>(n));
+  uint32_t x = seed;
+  const uint32_t range = uint32_t(std::max(1, std::min(n_vocab - 100, 900)));
+  for (TokenId& t : out) {
+    x = x * 1664525u + 1013904223u;
+    t = TokenId(std::min<uint32_t>(uint32_t(n_vocab - 1), 100 + x % range));
+  }
+  return out;
+}
+
+std::string human_size(uint64_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f MiB", double(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+std::string human_params(uint64_t n) {
+  char buf[64];
+  if (n >= 1000000000ull) std::snprintf(buf, sizeof buf, "%.2f B", double(n) / 1e9);
+  else std::snprintf(buf, sizeof buf, "%.2f M", double(n) / 1e6);
+  return buf;
+}
+
+}  // namespace
+
+Result<BenchResult> run_bench(std::shared_ptr<const Model> model, const BenchOptions& o) {
+  if (o.n_prompt < 0 || o.n_gen < 0 || (o.n_prompt == 0 && o.n_gen == 0)) {
+    return InvalidArgument("bench: -p " + std::to_string(o.n_prompt) + " and -n " + std::to_string(o.n_gen) +
+                           ": need a positive prompt or generation length");
+  }
+  if (o.reps < 1) return InvalidArgument("bench: -r " + std::to_string(o.reps) + " must be >= 1");
+  const int n_vocab = model->config().n_vocab;
+  const int context = std::max(o.n_prompt, o.n_gen) + 1;
+  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<Session> s,
+                          Session::create(model, {o.threads, context, std::max(1, std::min(o.n_prompt, 512))}));
+  BenchResult r;
+  // The first repetition warms caches, page-ins and thread spin-up, and is not counted.
+  for (int rep = 0; rep <= o.reps; ++rep) {
+    if (o.n_prompt > 0) {
+      const std::vector<TokenId> toks = bench_tokens(o.n_prompt, n_vocab, 7 + uint32_t(rep));
+      const double t0 = now_seconds();
+      TANDEM_RETURN_IF_ERROR(s->eval(toks, 0));
+      const double dt = now_seconds() - t0;
+      if (rep > 0) r.pp_tok_s.push_back(o.n_prompt / dt);
+    }
+    if (o.n_gen > 0) {
+      // tgN: N single-token steps from an empty context, as llama-bench measures generation.
+      TokenId t = bench_tokens(1, n_vocab, 99)[0];
+      const double t0 = now_seconds();
+      for (int i = 0; i < o.n_gen; ++i) {
+        const TokenId one[1] = {t};
+        TANDEM_RETURN_IF_ERROR(s->eval(one, i));
+        t = argmax(s->logits());
+      }
+      const double dt = now_seconds() - t0;
+      if (rep > 0) r.tg_tok_s.push_back(o.n_gen / dt);
+    }
+    if (o.progress) std::fprintf(stderr, "\rbench: repetition %d/%d done%s", rep, o.reps, rep == o.reps ? "\n" : "");
+  }
+  return r;
+}
+
+void print_bench(const Model& model, const BenchOptions& o, const BenchResult& r, bool json,
+                 const std::string& model_path) {
+  const MeanStd pp = mean_std(r.pp_tok_s), tg = mean_std(r.tg_tok_s);
+  if (json) {
+    nlohmann::json j = {{"engine", "tandem"},
+                        {"model", model_path},
+                        {"model_type", model.config().arch_name + " " + model.weight_type_summary()},
+                        {"size_bytes", model.weight_bytes()},
+                        {"n_params", model.n_params()},
+                        {"threads", o.threads},
+                        {"isa", cpu::matmul_isa()},
+                        {"pp", o.n_prompt},
+                        {"tg", o.n_gen},
+                        {"reps", o.reps},
+                        {"pp_tok_s", pp.mean},
+                        {"pp_tok_s_stddev", pp.stddev},
+                        {"tg_tok_s", tg.mean},
+                        {"tg_tok_s_stddev", tg.stddev},
+                        {"pp_all", r.pp_tok_s},
+                        {"tg_all", r.tg_tok_s}};
+    std::cout << j.dump() << "\n";
+    return;
+  }
+  const std::string type = model.config().arch_name + " " + model.weight_type_summary();
+  std::printf("| %-18s | %12s | %9s | %-8s | %7s | %7s | %20s |\n", "model", "size", "params", "backend",
+              "threads", "test", "t/s");
+  std::printf("| %-18s | %12s | %9s | %-8s | %7s | %7s | %20s |\n", "------------------", "-----------:",
+              "--------:", "--------", "------:", "------:", "-------------------:");
+  auto row = [&](const char* kind, int n, MeanStd m) {
+    char test[32], rate[64];
+    std::snprintf(test, sizeof test, "%s%d", kind, n);
+    std::snprintf(rate, sizeof rate, "%.2f ± %.2f", m.mean, m.stddev);
+    std::printf("| %-18s | %12s | %9s | %-8s | %7d | %7s | %20s |\n", type.c_str(),
+                human_size(model.weight_bytes()).c_str(), human_params(model.n_params()).c_str(),
+                (std::string("cpu-") + cpu::matmul_isa()).c_str(), o.threads, test, rate);
+  };
+  if (o.n_prompt > 0) row("pp", o.n_prompt, pp);
+  if (o.n_gen > 0) row("tg", o.n_gen, tg);
+}
+
+Command add_bench(CLI::App& app) {
+  struct Opts {
+    ModelOptions model;
+    BenchOptions bench;
+    bool json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  CLI::App* sub = app.add_subcommand("bench", "Measure prompt processing (ppN) and generation (tgN) speed");
+  o->model.add_to(sub);
+  sub->add_option("-p,--n-prompt", o->bench.n_prompt, "prompt tokens (ppN; 0: skip)")->capture_default_str();
+  sub->add_option("-n,--n-gen", o->bench.n_gen, "generated tokens (tgN; 0: skip)")->capture_default_str();
+  sub->add_option("-r,--repetitions", o->bench.reps, "measured repetitions after one warm-up")->capture_default_str();
+  sub->add_flag("--json", o->json, "print one JSON object");
+  return {sub, [o]() -> Status {
+            TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<Model> model, Model::load(o->model.model));
+            o->bench.threads = o->model.threads;
+            o->bench.progress = !o->json;
+            TANDEM_ASSIGN_OR_RETURN(BenchResult r, run_bench(model, o->bench));
+            print_bench(*model, o->bench, r, o->json, o->model.model);
+            return Status::Ok();
+          }};
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,73 @@
+#include <cstdio>
+
+#include "model/gen_model.h"
+#include "tools/tandem/commands.h"
+
+namespace tandem::cli {
+
+Command add_gen_model(CLI::App& app) {
+  struct Opts {
+    std::string preset, arch = "llama", vocab, type = "f32", out;
+    int dim = 0, layers = 0, heads = 0, kv_heads = 0, ffn = 0, ctx = 2048;
+    bool tied = false;
+    uint64_t seed = 42;
+    int threads = default_threads();
+  };
+  auto o = std::make_shared<Opts>();
+  CLI::App* sub = app.add_subcommand("gen-model", "Write a GGUF model with random weights and real shapes");
+  auto* preset = sub->add_option("--preset", o->preset, "tinyllama-1.1b | llama3.2-1b | qwen2.5-0.5b | test-small");
+  auto* arch = sub->add_option("--arch", o->arch, "llama | qwen2 (custom shape)");
+  sub->add_option("--dim", o->dim, "embedding size");
+  sub->add_option("--layers", o->layers, "transformer blocks");
+  sub->add_option("--heads", o->heads, "attention heads");
+  sub->add_option("--kv-heads", o->kv_heads, "key/value heads (grouped-query attention)");
+  sub->add_option("--ffn", o->ffn, "feed-forward size");
+  sub->add_option("--ctx", o->ctx, "context length written to the file")->capture_default_str();
+  sub->add_flag("--tied", o->tied, "no output.weight: logits reuse token_embd.weight");
+  preset->excludes(arch);
+  sub->add_option("--vocab", o->vocab, "GGUF whose tokenizer is copied (default: the built-in Llama SentencePiece vocabulary)");
+  sub->add_option("--type", o->type, "f32 | f16 | bf16 | q8_0 | q4_0")->capture_default_str();
+  sub->add_option("--seed", o->seed, "random seed")->capture_default_str();
+  sub->add_option("-t,--threads", o->threads, "threads for drawing and quantizing");
+  sub->add_option("-o,--output", o->out, "output GGUF file")->required();
+  return {sub, [o]() -> Status {
+            GenModelOptions g;
+            if (!o->preset.empty()) {
+              auto shape = model_preset(o->preset);
+              if (!shape) {
+                std::string names;
+                for (const std::string& n : model_preset_names()) names += (names.empty() ? "" : ", ") + n;
+                return InvalidArgument("--preset: unknown preset '" + o->preset + "' (known: " + names + ")");
+              }
+              g.shape = *shape;
+            } else {
+              if (o->arch == "llama") g.shape.arch = Arch::kLlama;
+              else if (o->arch == "qwen2") g.shape.arch = Arch::kQwen2;
+              else return InvalidArgument("--arch: '" + o->arch + "' is not supported (llama, qwen2)");
+              if (!o->dim || !o->layers || !o->heads || !o->ffn) {
+                return InvalidArgument("gen-model: give --preset NAME, or --dim, --layers, --heads, --kv-heads and --ffn");
+              }
+              g.shape.name = "custom";
+              g.shape.dim = o->dim;
+              g.shape.n_layers = o->layers;
+              g.shape.n_heads = o->heads;
+              g.shape.n_kv_heads = o->kv_heads ? o->kv_heads : o->heads;
+              g.shape.ffn_dim = o->ffn;
+              g.shape.context_length = o->ctx;
+              g.shape.tied_embeddings = o->tied;
+              if (g.shape.arch == Arch::kQwen2) g.shape.rope_base = 1000000.0f, g.shape.rms_eps = 1e-6f;
+            }
+            auto type = dtype_from_name(o->type);
+            if (!type) return InvalidArgument("--type: '" + o->type + "' is not one of f32, f16, bf16, q8_0, q4_0");
+            g.type = *type;
+            g.seed = o->seed;
+            g.n_threads = o->threads;
+            g.vocab_path = o->vocab.empty() ? data_dir() + "/vocab/llama-spm.gguf" : o->vocab;
+            TANDEM_RETURN_IF_ERROR(generate_model(g, o->out));
+            std::fprintf(stderr, "gen-model: wrote %s (%s, %s, random weights)\n", o->out.c_str(),
+                         g.shape.name.c_str(), o->type.c_str());
+            return Status::Ok();
+          }};
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,75 @@
+#include <cstdio>
+#include <iostream>
+
+#include "runtime/session.h"
+#include "tools/tandem/model_options.h"
+
+namespace tandem::cli {
+
+Command add_run(CLI::App& app) {
+  struct Opts {
+    ModelOptions model;
+    std::string prompt, prompt_ids;
+    int n_predict = 64;
+    bool print_ids = false, verbose = false;
+    SamplerOptions sampler;
+  };
+  auto o = std::make_shared<Opts>();
+  CLI::App* sub = app.add_subcommand("run", "Generate text from a prompt");
+  o->model.add_to(sub);
+  auto* p = sub->add_option("-p,--prompt", o->prompt, "prompt text");
+  auto* ids = sub->add_option("--prompt-ids", o->prompt_ids, "prompt as token ids, e.g. \"1 2 3\"");
+  p->excludes(ids);
+  sub->add_option("-n,--n-predict", o->n_predict, "tokens to generate")->capture_default_str();
+  sub->add_option("--temp", o->sampler.temperature, "temperature (0: greedy)")->capture_default_str();
+  sub->add_option("--top-k", o->sampler.top_k, "top-k (0: off)")->capture_default_str();
+  sub->add_option("--top-p", o->sampler.top_p, "top-p (1: off)")->capture_default_str();
+  sub->add_option("--min-p", o->sampler.min_p, "min-p (0: off)")->capture_default_str();
+  sub->add_option("--repeat-penalty", o->sampler.repeat_penalty, "repetition penalty (1: off)")->capture_default_str();
+  sub->add_option("--repeat-last-n", o->sampler.repeat_last_n, "tokens the penalty looks back")->capture_default_str();
+  sub->add_option("--seed", o->sampler.seed, "sampling seed")->capture_default_str();
+  sub->add_flag("--ids", o->print_ids, "print the generated token ids instead of text");
+  sub->add_flag("-v,--verbose", o->verbose, "print timings and the memory pool to stderr");
+
+  return {sub, [o]() -> Status {
+            if (o->prompt.empty() && o->prompt_ids.empty()) {
+              return InvalidArgument("run: give a prompt with -p TEXT or --prompt-ids \"1 2 3\"");
+            }
+            TANDEM_RETURN_IF_ERROR(o->sampler.validate());
+            TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<Model> model, Model::load(o->model.model));
+            std::vector<TokenId> prompt;
+            if (!o->prompt_ids.empty()) {
+              TANDEM_ASSIGN_OR_RETURN(prompt, parse_ids(o->prompt_ids));
+            } else {
+              prompt = model->tokenizer().encode(o->prompt, true, true);
+            }
+            TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                                    Session::create(model, {o->model.threads, o->model.context, 512}));
+            GenerateOptions g;
+            g.n_predict = o->n_predict;
+            g.sampler = o->sampler;
+            std::vector<TokenId> out;
+            GenerateStats st;
+            TANDEM_RETURN_IF_ERROR(session->generate(prompt, g, [&](TokenId t) {
+              out.push_back(t);
+              if (!o->print_ids) {
+                std::cout << model->tokenizer().token_to_piece(t, false) << std::flush;
+              }
+              return true;
+            }, &st));
+            if (o->print_ids) {
+              for (size_t i = 0; i < out.size(); ++i) std::cout << (i ? " " : "") << out[i];
+            }
+            std::cout << "\n";
+            if (o->verbose) {
+              std::fprintf(stderr, "prompt %d tokens in %.3f s (%.2f tok/s); generated %d tokens in %.3f s (%.2f tok/s)\n",
+                           st.n_prompt, st.prefill_seconds, st.n_prompt / st.prefill_seconds,
+                           st.n_generated, st.decode_seconds,
+                           st.decode_seconds > 0 ? st.n_generated / st.decode_seconds : 0.0);
+              std::fprintf(stderr, "memory pool:\n%s\n", session->forward().memory_report().c_str());
+            }
+            return Status::Ok();
+          }};
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,18 @@
+#include <cstdlib>
+#include <thread>
+
+#include "tools/tandem/commands.h"
+
+namespace tandem::cli {
+
+std::string data_dir() {
+  if (const char* e = std::getenv("TANDEM_DATA_DIR"); e && *e) return e;
+  return TANDEM_DEFAULT_DATA_DIR;
+}
+
+int default_threads() {
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 4 : int(n);
+}
+
+}  // namespace tandem::cli

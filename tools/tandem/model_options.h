@@ -1,0 +1,55 @@
+// Options shared by the commands that run a model (run, bench): model path, threads, context.
+#pragma once
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tools/tandem/commands.h"
+#include "model/tokenizer/tokenizer.h"
+
+namespace tandem::cli {
+
+struct ModelOptions {
+  std::string model;
+  int threads = default_threads();
+  int context = 0;
+
+  void add_to(CLI::App* sub, bool model_required = true) {
+    auto* m = sub->add_option("-m,--model", model, "GGUF model file");
+    if (model_required) m->required();
+    sub->add_option("-t,--threads", threads, "CPU threads")->capture_default_str();
+    sub->add_option("-c,--ctx-size", context, "context length in tokens (0: model's, at most 4096)");
+  }
+};
+
+// Parses "1 2 3" (spaces or commas) into ids; the error names the offending item.
+inline Result<std::vector<TokenId>> parse_ids(const std::string& text) {
+  std::vector<TokenId> ids;
+  std::string item;
+  std::istringstream in(text);
+  while (in >> item) {
+    for (std::string part; !item.empty();) {
+      const size_t comma = item.find(',');
+      part = item.substr(0, comma);
+      item = comma == std::string::npos ? "" : item.substr(comma + 1);
+      if (part.empty()) continue;
+      size_t used = 0;
+      long long v = -1;
+      try {
+        v = std::stoll(part, &used);
+      } catch (...) {
+        used = 0;
+      }
+      if (used != part.size() || v < 0 || v > INT32_MAX) {
+        return InvalidArgument("--prompt-ids: '" + part + "' is not a token id");
+      }
+      ids.push_back(TokenId(v));
+    }
+  }
+  if (ids.empty()) return InvalidArgument("--prompt-ids: no ids given");
+  return ids;
+}
+
+}  // namespace tandem::cli
