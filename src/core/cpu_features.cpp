@@ -1,24 +1,48 @@
 #include "core/cpu_features.h"
 
+#include <cstdint>
 #include <cstdlib>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 namespace tandem {
 
 const CpuFeatures& cpu_features() {
   static const CpuFeatures features = [] {
     CpuFeatures f;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_cpu_init();
-    f.avx2 = __builtin_cpu_supports("avx2");
-    f.fma = __builtin_cpu_supports("fma");
-    f.f16c = __builtin_cpu_supports("f16c");
-    f.avx512f = __builtin_cpu_supports("avx512f");
-    f.avx512bw = __builtin_cpu_supports("avx512bw");
-    f.avx512vl = __builtin_cpu_supports("avx512vl");
-    f.avx512vnni = __builtin_cpu_supports("avx512vnni");
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-    f.avx512bf16 = __builtin_cpu_supports("avx512bf16");
-#endif
+#if defined(__x86_64__)
+    // cpuid says what the core implements; xgetbv says whether the OS saves the wide registers
+    // (a kernel without AVX-512 state support makes those instructions fault).
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
+    const bool osxsave = c & (1u << 27);
+    const bool avx = c & (1u << 28);
+    f.fma = c & (1u << 12);
+    f.f16c = c & (1u << 29);
+    uint64_t xcr0 = 0;
+    if (osxsave) {
+      unsigned lo = 0, hi = 0;
+      __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+      xcr0 = (uint64_t(hi) << 32) | lo;
+    }
+    const bool ymm_state = (xcr0 & 0x6) == 0x6;
+    const bool zmm_state = (xcr0 & 0xe6) == 0xe6;
+    if (!avx || !ymm_state) {
+      f.fma = f.f16c = false;
+      return f;
+    }
+    if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+      f.avx2 = b & (1u << 5);
+      if (zmm_state) {
+        f.avx512f = b & (1u << 16);
+        f.avx512bw = b & (1u << 30);
+        f.avx512vl = b & (1u << 31);
+        f.avx512vnni = c & (1u << 11);
+        if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avx512bf16 = a & (1u << 5);
+      }
+    }
 #endif
     // Tests and comparisons can force the portable path.
     if (const char* e = std::getenv("TANDEM_CPU_PORTABLE"); e && *e == '1') f = CpuFeatures{};

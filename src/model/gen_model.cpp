@@ -144,10 +144,28 @@ Status generate_model(const GenModelOptions& o, const std::string& out_path) {
     if (key.rfind("tokenizer.", 0) == 0) w.set(key, value);
 
   auto pool = std::make_shared<ThreadPool>(o.n_threads);
+  // Progress: bytes of tensors written so far over the total, reported after each tensor.
+  struct Progress {
+    uint64_t done = 0, total = 0;
+    std::function<void(double)> report;
+  };
+  auto progress = std::make_shared<Progress>();
+  progress->report = o.progress;
+  auto add_tensor = [&](const std::string& name, std::vector<uint64_t> dims, DType type, gguf::GgufWriter::Producer fill) {
+    uint64_t elements = 1;
+    for (uint64_t d : dims) elements *= d;
+    const uint64_t bytes = row_bytes(type, size_t(elements));
+    progress->total += bytes;
+    w.add_tensor(name, std::move(dims), type, [progress, bytes, fill = std::move(fill)](uint8_t* dst, size_t n) {
+      fill(dst, n);
+      progress->done += bytes;
+      if (progress->report) progress->report(double(progress->done) / double(progress->total));
+    });
+  };
   // A matrix of rows x cols in the chosen type, drawn row by row in parallel.
   auto matrix = [&](const std::string& name, int64_t rows, int64_t cols, Init init, DType type) {
     const uint64_t seed = hash_name(name, o.seed);
-    w.add_tensor(name, {uint64_t(cols), uint64_t(rows)}, type, [=](uint8_t* dst, size_t) {
+    add_tensor(name, {uint64_t(cols), uint64_t(rows)}, type, [=](uint8_t* dst, size_t) {
       const size_t rb = row_bytes(type, size_t(cols));
       pool->parallel_for(size_t(rows), [&](size_t b, size_t e, int) {
         std::vector<float> row(static_cast<size_t>(cols));
@@ -160,7 +178,7 @@ Status generate_model(const GenModelOptions& o, const std::string& out_path) {
   };
   auto vector = [&](const std::string& name, int64_t n, Init init) {
     const uint64_t seed = hash_name(name, o.seed);
-    w.add_tensor(name, {uint64_t(n)}, DType::F32, [=](uint8_t* dst, size_t) {
+    add_tensor(name, {uint64_t(n)}, DType::F32, [=](uint8_t* dst, size_t) {
       random_row(reinterpret_cast<float*>(dst), n, seed, 0, init);
     });
   };
@@ -175,7 +193,7 @@ Status generate_model(const GenModelOptions& o, const std::string& out_path) {
   if (!s.tied_embeddings) matrix("output.weight", n_vocab, s.dim, Init{0.0f, float(4.0 / std::sqrt(s.dim))}, o.type);
   if (s.llama3_rope_factor > 0) {
     const std::vector<float> f = llama3_rope_freq_factors(head_dim, s.rope_base, s.llama3_rope_factor, 1.0f, 4.0f, 8192);
-    w.add_tensor("rope_freqs.weight", {uint64_t(f.size())}, DType::F32,
+    add_tensor("rope_freqs.weight", {uint64_t(f.size())}, DType::F32,
                  [f](uint8_t* dst, size_t n) { std::memcpy(dst, f.data(), n); });
   }
   for (int l = 0; l < s.n_layers; ++l) {

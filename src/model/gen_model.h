@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,8 @@ struct GenModelOptions {
   DType type = DType::F32;  // type of the 2-D weight matrices; norms and biases stay f32
   uint64_t seed = 42;
   int n_threads = 2;
+  // Called after each tensor with the fraction of bytes written so far (for a progress bar).
+  std::function<void(double)> progress;
 };
 
 // Writes the model; the vocabulary size is the tokenizer's. Errors name the option and value.

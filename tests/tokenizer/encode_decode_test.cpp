@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,44 @@ TEST_P(EachVocab, MalformedUtf8DoesNotBreakEncoding) {
   const std::vector<TokenId> ids = t->encode(text, false, false);
   EXPECT_FALSE(ids.empty());
   for (TokenId id : ids) EXPECT_TRUE(id >= 0 && id < t->n_vocab());
+}
+
+// Arbitrary bytes (including pieces of special-token spellings) never yield an invalid id.
+TEST_P(EachVocab, RandomBytesGiveValidIds) {
+  const Tokenizer* t = tok();
+  ASSERT_NE(t, nullptr);
+  std::mt19937 rng(1234);
+  const std::string alphabet = "<|>/s_ \n\t\r'aZ0~\xE2\x96\x81\xC3\xA9\xF0\x9F\xA6\x99";
+  for (int round = 0; round < 200; ++round) {
+    std::string text;
+    const int length = int(rng() % 64);
+    for (int i = 0; i < length; ++i) {
+      text += (rng() % 3 == 0) ? char(rng() & 0xFF) : alphabet[rng() % alphabet.size()];
+    }
+    for (bool parse_special : {false, true}) {
+      for (TokenId id : t->encode(text, true, parse_special)) {
+        ASSERT_TRUE(id >= 0 && id < t->n_vocab()) << GetParam() << " round " << round;
+      }
+    }
+  }
+}
+
+// One enormous "word" and one enormous run of spaces stay fast.
+TEST_P(EachVocab, LongRunsAreFast) {
+  const Tokenizer* t = tok();
+  ASSERT_NE(t, nullptr);
+  for (const std::string& text : {std::string(20000, 'a'), std::string(20000, ' '),
+                                  std::string(5000, '3')}) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<TokenId> ids = t->encode(text, false, false);
+    [[maybe_unused]] const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_FALSE(ids.empty());
+    EXPECT_EQ(t->decode(ids), text);
+#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
+    EXPECT_LT(ms, 500.0) << GetParam();
+#endif
+  }
 }
 
 TEST_P(EachVocab, AddSpecialFollowsTheFlags) {

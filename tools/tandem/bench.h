@@ -1,6 +1,7 @@
 // `tandem bench`: llama-bench's ppN / tgN measurements, shared with the default job.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,7 +15,7 @@ struct BenchOptions {
   int n_gen = 128;
   int reps = 5;
   int threads = 2;
-  bool progress = true;
+  std::function<void(double)> progress;  // fraction of repetitions done
 };
 
 struct BenchResult {

@@ -9,6 +9,7 @@
 #include "tools/tandem/bench.h"
 #include "tools/tandem/bench_stats.h"
 #include "tools/tandem/model_options.h"
+#include "tools/tandem/progress_bar.h"
 
 namespace tandem::cli {
 namespace {
@@ -77,7 +78,7 @@ Result<BenchResult> run_bench(std::shared_ptr<const Model> model, const BenchOpt
       const double dt = now_seconds() - t0;
       if (rep > 0) r.tg_tok_s.push_back(o.n_gen / dt);
     }
-    if (o.progress) std::fprintf(stderr, "\rbench: repetition %d/%d done%s", rep, o.reps, rep == o.reps ? "\n" : "");
+    if (o.progress) o.progress(double(rep + 1) / double(o.reps + 1));
   }
   return r;
 }
@@ -138,7 +139,8 @@ Command add_bench(CLI::App& app) {
   return {sub, [o]() -> Status {
             TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<Model> model, Model::load(o->model.model));
             o->bench.threads = o->model.threads;
-            o->bench.progress = !o->json;
+            ProgressBar bar("bench");
+            if (!o->json) o->bench.progress = [&bar](double f) { bar.update(f); };
             TANDEM_ASSIGN_OR_RETURN(BenchResult r, run_bench(model, o->bench));
             print_bench(*model, o->bench, r, o->json, o->model.model);
             return Status::Ok();

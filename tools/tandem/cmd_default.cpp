@@ -7,6 +7,7 @@
 #include "runtime/session.h"
 #include "tools/tandem/bench.h"
 #include "tools/tandem/commands.h"
+#include "tools/tandem/progress_bar.h"
 
 namespace tandem::cli {
 namespace {
@@ -36,10 +37,10 @@ Status run_default_job() {
     g.type = DType::Q4_0;
     g.vocab_path = data_dir() + "/vocab/llama-spm.gguf";
     g.n_threads = threads;
-    const std::string tmp = path + ".partial";
-    TANDEM_RETURN_IF_ERROR(generate_model(g, tmp));
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) return IoError(path + ": cannot move the new model into place: " + ec.message());
+    ProgressBar bar("      writing");
+    g.progress = [&bar](double f) { bar.update(f); };
+    // The writer writes PATH.partial and renames it, so an interrupted run leaves no half model.
+    TANDEM_RETURN_IF_ERROR(generate_model(g, path));
   } else {
     std::printf("[1/3] using the default model at %s\n", path.c_str());
   }
@@ -65,6 +66,8 @@ Status run_default_job() {
   b.n_gen = 32;
   b.reps = 3;
   b.threads = threads;
+  ProgressBar bench_bar("      bench");
+  b.progress = [&bench_bar](double f) { bench_bar.update(f); };
   TANDEM_ASSIGN_OR_RETURN(BenchResult r, run_bench(model, b));
   print_bench(*model, b, r, false, path);
 

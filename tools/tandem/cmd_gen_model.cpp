@@ -2,6 +2,7 @@
 
 #include "model/gen_model.h"
 #include "tools/tandem/commands.h"
+#include "tools/tandem/progress_bar.h"
 
 namespace tandem::cli {
 
@@ -63,6 +64,8 @@ Command add_gen_model(CLI::App& app) {
             g.seed = o->seed;
             g.n_threads = o->threads;
             g.vocab_path = o->vocab.empty() ? data_dir() + "/vocab/llama-spm.gguf" : o->vocab;
+            ProgressBar bar("gen-model " + g.shape.name);
+            g.progress = [&bar](double f) { bar.update(f); };
             TANDEM_RETURN_IF_ERROR(generate_model(g, o->out));
             std::fprintf(stderr, "gen-model: wrote %s (%s, %s, random weights)\n", o->out.c_str(),
                          g.shape.name.c_str(), o->type.c_str());

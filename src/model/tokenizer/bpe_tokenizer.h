@@ -16,6 +16,9 @@ namespace tandem::tokenizer {
 class BpeTokenizer final : public Tokenizer {
  public:
   static Result<std::unique_ptr<Tokenizer>> create(VocabData data, const std::string& origin);
+  // The index holds views into data_.tokens: a copy would point into the original.
+  BpeTokenizer(const BpeTokenizer&) = delete;
+  BpeTokenizer& operator=(const BpeTokenizer&) = delete;
 
   std::vector<TokenId> encode(std::string_view text, bool add_special,
                               bool parse_special) const override;

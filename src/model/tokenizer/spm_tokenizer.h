@@ -12,6 +12,9 @@ namespace tandem::tokenizer {
 class SpmTokenizer final : public Tokenizer {
  public:
   static Result<std::unique_ptr<Tokenizer>> create(VocabData data, const std::string& origin);
+  // The index holds views into data_.tokens: a copy would point into the original.
+  SpmTokenizer(const SpmTokenizer&) = delete;
+  SpmTokenizer& operator=(const SpmTokenizer&) = delete;
 
   std::vector<TokenId> encode(std::string_view text, bool add_special,
                               bool parse_special) const override;

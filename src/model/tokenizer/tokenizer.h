@@ -34,6 +34,7 @@ struct VocabData {
   std::vector<float> scores;         // may be empty
   std::vector<int32_t> token_types;  // may be empty (all normal)
   std::vector<std::string> merges;   // BPE only: "left right"
+  // eot = -1: create() looks for it by text (<|eot_id|>, <|im_end|>, <|end|>, ...) as llama.cpp does.
   TokenId bos = -1, eos = -1, unk = -1, pad = -1, eot = -1;
   bool add_bos = false, add_eos = false;
   bool add_space_prefix = true;  // SentencePiece: prepend a space (tokenizer.ggml.add_space_prefix)

@@ -97,6 +97,7 @@ Status VocabIndex::build(VocabData& data, const std::string& origin) {
   text_to_id_.clear();
   text_to_id_.reserve(n);
   attrs_.assign(n, kAttrNormal);
+  special_tokens_.clear();
   for (size_t i = 0; i < n; ++i) {
     auto [it, inserted] = text_to_id_.emplace(std::string_view(data.tokens[i]), TokenId(i));
     if (!inserted) {

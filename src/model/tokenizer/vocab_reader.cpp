@@ -1,5 +1,6 @@
 // Tokenizer::read_vocab: VocabData from a GGUF's tokenizer.ggml.* keys, with llama.cpp's
 // defaults for whatever is absent.
+#include <cstdint>
 #include "model/gguf/gguf.h"
 #include "model/tokenizer/pretokenizer.h"
 #include "model/tokenizer/tokenizer.h"
@@ -46,6 +47,12 @@ Result<std::vector<std::string>> string_array(const GgufFile& file, std::string_
 Status read_token_id(const GgufFile& file, std::string_view key, size_t n_tokens, TokenId& id) {
   if (file.find(key) == nullptr) return Status::Ok();
   TANDEM_ASSIGN_OR_RETURN(int64_t value, file.get_int(key));
+  // Converters write -1 (often as the uint32 0xFFFFFFFF) for "this model has no such token";
+  // llama.cpp reads that as absent, and so do we.
+  if (value == -1 || value == int64_t(UINT32_MAX)) {
+    id = -1;
+    return Status::Ok();
+  }
   if (value < 0 || uint64_t(value) >= n_tokens) {
     return OutOfRange(file.path() + ": key '" + std::string(key) + "': token id " +
                       std::to_string(value) + " is outside the vocabulary of " +
