@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "devices/cpu/matmul/matmul.h"
 #include "reference/reference_forward.h"
 #include "runtime/session.h"
 #include "tests/model/test_models.h"
@@ -99,6 +100,37 @@ TEST_P(ForwardVsReference, GreedyTokensAreIdentical) {
     logits = ref.step(next, pos++);
   }
   EXPECT_EQ(fast, slow);
+}
+
+// Long prompts take the prefill GEMM, which on AVX512-BF16 CPUs rounds activations to bf16
+// (8 significant bits) unless fp32 is forced. Both modes are checked against the oracle, each
+// with the budget its arithmetic allows; the bf16 budget is set by 2^-9 relative rounding per
+// activation over sums of a few hundred terms.
+TEST_P(ForwardVsReference, LongPromptPrefillInBothGemmPrecisions) {
+  const Case c = GetParam();
+  auto model = testing::load_or_die(testing::small_model_path(c.arch, c.type, c.tied));
+  ASSERT_TRUE(model);
+  const int n_vocab = model->config().n_vocab, prompt_len = 40;
+  std::vector<TokenId> prompt;
+  for (int i = 0; i < prompt_len; ++i) prompt.push_back(TokenId((i * 104729 + 7) % n_vocab));
+  ReferenceForward ref(model);
+  std::vector<std::vector<double>> want;
+  for (int p = 0; p < prompt_len; ++p) want.push_back(ref.step(prompt[size_t(p)], p));
+
+  const cpu::GemmPrecision saved = cpu::gemm_precision();
+  for (auto [precision, tolerance] : {std::pair{cpu::GemmPrecision::kFp32, kTolerance},
+                                      std::pair{cpu::GemmPrecision::kBf16Activations, 3e-2}}) {
+    cpu::set_gemm_precision(precision);
+    auto fwd = cpu::CpuForward::create(model, {2, 64, 64});
+    ASSERT_TRUE(fwd.ok());
+    std::vector<float> logits(size_t(prompt_len) * n_vocab);
+    ASSERT_TRUE((*fwd)->eval(prompt, 0, logits.data(), true).ok());
+    for (int p = 0; p < prompt_len; ++p) {
+      const double err = relative_error(std::span(logits).subspan(size_t(p) * n_vocab, size_t(n_vocab)), want[size_t(p)]);
+      EXPECT_LT(err, tolerance) << "precision " << int(precision) << " position " << p;
+    }
+  }
+  cpu::set_gemm_precision(saved);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllArchsAndTypes, ForwardVsReference,
