@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# usage: cli_contract_test.sh TANDEM SHARED_DIR WORK_DIR
+set -uo pipefail
+TANDEM=$1 SHARED=$2 WORK=$3
+rm -rf "$WORK" && mkdir -p "$WORK"
+passed=0 failed=0
+check() {  # check NAME CONDITION...
+  local name=$1; shift
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $name"; fi
+}
+one_line_error() {  # the command fails with exactly one line on stderr, starting "tandem: error:"
+  local expect_in=$1; shift
+  local err rc
+  err=$("$@" 2>&1 >/dev/null); rc=$?
+  [ "$rc" -ne 0 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ "$err" == "tandem: error:"* ]] && [[ "$err" == *"$expect_in"* ]] \
+    || { echo "  rc=$rc stderr: $err"; return 1; }
+}
+
+M="$WORK/small.gguf"
+check "gen-model preset" "$TANDEM" gen-model --preset test-small --type q8_0 --seed 3 -o "$M"
+check "gen-model custom qwen2" "$TANDEM" gen-model --arch qwen2 --dim 64 --layers 1 --heads 4 --kv-heads 2 --ffn 96 \
+  --vocab "$SHARED/testdata/vocab/ggml-vocab-qwen2.gguf" --type q4_0 -o "$WORK/qwen.gguf"
+
+# run --ids: greedy output is deterministic, N ids, all inside the vocabulary.
+ids1=$("$TANDEM" run -m "$M" --prompt-ids "1 2 3" -n 8 --temp 0 --ids -t 1)
+ids2=$("$TANDEM" run -m "$M" --prompt-ids "1 2 3" -n 8 --temp 0 --ids -t 2)
+check "run --ids twice agree" [ "$ids1" == "$ids2" ]
+check "run --ids prints 8 ids" [ "$(echo "$ids1" | wc -w)" -eq 8 ]
+check "ids in vocabulary" bash -c "for i in $ids1; do [ \$i -ge 0 ] && [ \$i -lt 32000 ] || exit 1; done"
+# seeds: same seed same text, sampling at temperature.
+s1=$("$TANDEM" run -m "$M" -p "Hello" -n 12 --temp 1 --seed 9 --ids)
+s2=$("$TANDEM" run -m "$M" -p "Hello" -n 12 --temp 1 --seed 9 --ids)
+check "same seed same sample" [ "$s1" == "$s2" ]
+check "qwen2 runs" bash -c "\"$TANDEM\" run -m \"$WORK/qwen.gguf\" -p \"Hi there\" -n 4 --temp 0 >/dev/null"
+
+# tokenize --raw reproduces a conformance case; without --raw the BOS comes first.
+check "tokenize --raw" [ "$("$TANDEM" tokenize -m "$SHARED/testdata/vocab/ggml-vocab-llama-spm.gguf" -p "Hello world" --raw)" == "15043 3186" ]
+check "tokenize adds BOS" [ "$("$TANDEM" tokenize -m "$SHARED/testdata/vocab/ggml-vocab-llama-spm.gguf" -p "Hello world")" == "1 15043 3186" ]
+
+# info names the architecture and lists tensors.
+info=$("$TANDEM" info -m "$M")
+check "info arch" grep -q "architecture:  llama" <<<"$info"
+check "info tensor table" grep -q "blk.1.ffn_down.weight" <<<"$info"
+
+# bench --json has the fields tools read.
+json=$("$TANDEM" bench -m "$M" -p 16 -n 4 -r 1 --json)
+check "bench json pp_tok_s" grep -q '"pp_tok_s":' <<<"$json"
+check "bench json tg_tok_s" grep -q '"tg_tok_s":' <<<"$json"
+table=$("$TANDEM" bench -m "$M" -p 16 -n 4 -r 2 2>/dev/null)
+check "bench table rows" grep -q "pp16" <<<"$table"
+
+# errors: non-zero exit, one line, naming the problem.
+check "missing model file" one_line_error "/nonexistent.gguf" "$TANDEM" run -m /nonexistent.gguf -p hi
+check "not a gguf" one_line_error "magic" "$TANDEM" info -m "$SHARED/testdata/vocab/ggml-vocab-llama-spm.gguf.inp"
+check "bad prompt ids" one_line_error "'x1'" "$TANDEM" run -m "$M" --prompt-ids "1 x1"
+check "id outside vocab" one_line_error "99999" "$TANDEM" run -m "$M" --prompt-ids "1 99999"
+check "unknown preset" one_line_error "nope" "$TANDEM" gen-model --preset nope -o "$WORK/x.gguf"
+check "bad type" one_line_error "q5_k" "$TANDEM" gen-model --preset test-small --type q5_k -o "$WORK/x.gguf"
+check "unknown option" one_line_error "--frobnicate" "$TANDEM" run -m "$M" -p hi --frobnicate
+check "bad temperature" one_line_error "--min-p" "$TANDEM" run -m "$M" -p hi --min-p 3
+head -c 200 "$M" > "$WORK/truncated.gguf"
+check "truncated model" one_line_error "truncated.gguf" "$TANDEM" run -m "$WORK/truncated.gguf" -p hi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
