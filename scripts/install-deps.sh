@@ -8,6 +8,7 @@ PACKAGES=(
   clang libclang-rt-14-dev            # libFuzzer and the fuzz build
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libpcre2-dev libssl-dev
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo   # the OpenCL device (PoCL on CPUs)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

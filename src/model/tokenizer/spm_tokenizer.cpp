@@ -164,8 +164,9 @@ std::vector<TokenId> SpmTokenizer::encode(std::string_view text, bool add_specia
       after_special = true;
       continue;
     }
-    std::string piece;
-    if (data_.add_space_prefix && after_special) piece = " ";
+    // Built in one step: GCC 12 warns (-Wrestrict, a false positive) on assign-then-append.
+    const bool prefix = data_.add_space_prefix && after_special;
+    std::string piece(prefix ? 1 : 0, ' ');
     piece.append(text.substr(fragment.offset, fragment.length));
     encode_escaped(escape_spaces(piece), out);
     after_special = false;
