@@ -11,9 +11,14 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> model,
                                                  cpu::ForwardOptions options) {
+  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<cpu::CpuForward> f, cpu::CpuForward::create(model, options));
+  return over(std::move(model), std::move(f));
+}
+
+std::unique_ptr<Session> Session::over(std::shared_ptr<const Model> model, std::unique_ptr<Forward> forward) {
   std::unique_ptr<Session> s(new Session());
-  s->model_ = model;
-  TANDEM_ASSIGN_OR_RETURN(s->forward_, cpu::CpuForward::create(std::move(model), options));
+  s->model_ = std::move(model);
+  s->forward_ = std::move(forward);
   s->logits_.resize(size_t(s->model_->config().n_vocab));
   return s;
 }

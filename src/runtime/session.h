@@ -30,6 +30,8 @@ class Session {
  public:
   static Result<std::unique_ptr<Session>> create(std::shared_ptr<const Model> model,
                                                  cpu::ForwardOptions options);
+  // A session over any forward pass (a single device's graph, or several devices at once).
+  static std::unique_ptr<Session> over(std::shared_ptr<const Model> model, std::unique_ptr<Forward> forward);
 
   // Starts from an empty context. on_token is called for each generated token and may return
   // false to stop early.
@@ -40,13 +42,13 @@ class Session {
   Status eval(std::span<const TokenId> tokens, int n_past);
   std::span<const float> logits() const { return logits_; }
 
-  cpu::CpuForward& forward() { return *forward_; }
+  Forward& forward() { return *forward_; }
   const Model& model() const { return *model_; }
 
  private:
   Session() = default;
   std::shared_ptr<const Model> model_;
-  std::unique_ptr<cpu::CpuForward> forward_;
+  std::unique_ptr<Forward> forward_;
   std::vector<float> logits_;
 };
 

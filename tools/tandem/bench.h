@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "tools/tandem/session_factory.h"
 
 namespace tandem::cli {
 
@@ -15,6 +16,7 @@ struct BenchOptions {
   int n_gen = 128;
   int reps = 5;
   int threads = 2;
+  DeviceOptions devices;  // cpu by default
   std::function<void(double)> progress;  // fraction of repetitions done
 };
 

@@ -9,6 +9,7 @@
 #include "tools/tandem/bench.h"
 #include "tools/tandem/bench_stats.h"
 #include "tools/tandem/model_options.h"
+#include "tools/tandem/session_factory.h"
 #include "tools/tandem/progress_bar.h"
 
 namespace tandem::cli {
@@ -54,8 +55,9 @@ Result<BenchResult> run_bench(std::shared_ptr<const Model> model, const BenchOpt
   if (o.reps < 1) return InvalidArgument("bench: -r " + std::to_string(o.reps) + " must be >= 1");
   const int n_vocab = model->config().n_vocab;
   const int context = std::max(o.n_prompt, o.n_gen) + 1;
-  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<Session> s,
-                          Session::create(model, {o.threads, context, std::max(1, std::min(o.n_prompt, 512))}));
+  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<Forward> forward,
+                          make_forward(model, o.devices, o.threads, context, std::max(1, std::min(o.n_prompt, 512))));
+  std::unique_ptr<Session> s = Session::over(model, std::move(forward));
   BenchResult r;
   // The first repetition warms caches, page-ins and thread spin-up, and is not counted.
   for (int rep = 0; rep <= o.reps; ++rep) {
@@ -94,6 +96,8 @@ void print_bench(const Model& model, const BenchOptions& o, const BenchResult& r
                         {"n_params", model.n_params()},
                         {"threads", o.threads},
                         {"isa", cpu::matmul_isa()},
+                        {"devices", o.devices.devices},
+                        {"strategy", o.devices.devices.find(',') != std::string::npos ? o.devices.strategy : ""},
                         {"pp", o.n_prompt},
                         {"tg", o.n_gen},
                         {"reps", o.reps},
@@ -107,17 +111,20 @@ void print_bench(const Model& model, const BenchOptions& o, const BenchResult& r
     return;
   }
   const std::string type = model.config().arch_name + " " + model.weight_type_summary();
-  std::printf("| %-18s | %12s | %9s | %-8s | %7s | %7s | %20s |\n", "model", "size", "params", "backend",
+  std::printf("| %-18s | %12s | %9s | %-24s | %7s | %7s | %20s |\n", "model", "size", "params", "backend",
               "threads", "test", "t/s");
-  std::printf("| %-18s | %12s | %9s | %-8s | %7s | %7s | %20s |\n", "------------------", "-----------:",
-              "--------:", "--------", "------:", "------:", "-------------------:");
+  std::printf("| %-18s | %12s | %9s | %-24s | %7s | %7s | %20s |\n", "------------------", "-----------:",
+              "--------:", "------------------------", "------:", "------:", "-------------------:");
+  const std::string backend = o.devices.devices == "cpu" ? std::string("cpu-") + cpu::matmul_isa()
+                              : o.devices.devices.find(',') != std::string::npos ? o.devices.devices + ":" + o.devices.strategy
+                                                                                 : o.devices.devices;
   auto row = [&](const char* kind, int n, MeanStd m) {
     char test[32], rate[64];
     std::snprintf(test, sizeof test, "%s%d", kind, n);
     std::snprintf(rate, sizeof rate, "%.2f ± %.2f", m.mean, m.stddev);
-    std::printf("| %-18s | %12s | %9s | %-8s | %7d | %7s | %20s |\n", type.c_str(),
+    std::printf("| %-18s | %12s | %9s | %-24s | %7d | %7s | %20s |\n", type.c_str(),
                 human_size(model.weight_bytes()).c_str(), human_params(model.n_params()).c_str(),
-                (std::string("cpu-") + cpu::matmul_isa()).c_str(), o.threads, test, rate);
+                backend.c_str(), o.threads, test, rate);
   };
   if (o.n_prompt > 0) row("pp", o.n_prompt, pp);
   if (o.n_gen > 0) row("tg", o.n_gen, tg);
@@ -132,6 +139,7 @@ Command add_bench(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   CLI::App* sub = app.add_subcommand("bench", "Measure prompt processing (ppN) and generation (tgN) speed");
   o->model.add_to(sub);
+  o->bench.devices.add_to(sub);
   sub->add_option("-p,--n-prompt", o->bench.n_prompt, "prompt tokens (ppN; 0: skip)")->capture_default_str();
   sub->add_option("-n,--n-gen", o->bench.n_gen, "generated tokens (tgN; 0: skip)")->capture_default_str();
   sub->add_option("-r,--repetitions", o->bench.reps, "measured repetitions after one warm-up")->capture_default_str();

@@ -3,12 +3,14 @@
 
 #include "runtime/session.h"
 #include "tools/tandem/model_options.h"
+#include "tools/tandem/session_factory.h"
 
 namespace tandem::cli {
 
 Command add_run(CLI::App& app) {
   struct Opts {
     ModelOptions model;
+    DeviceOptions devices;
     std::string prompt, prompt_ids;
     int n_predict = 64;
     bool print_ids = false, verbose = false;
@@ -17,6 +19,7 @@ Command add_run(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   CLI::App* sub = app.add_subcommand("run", "Generate text from a prompt");
   o->model.add_to(sub);
+  o->devices.add_to(sub);
   auto* p = sub->add_option("-p,--prompt", o->prompt, "prompt text");
   auto* ids = sub->add_option("--prompt-ids", o->prompt_ids, "prompt as token ids, e.g. \"1 2 3\"");
   p->excludes(ids);
@@ -43,8 +46,9 @@ Command add_run(CLI::App& app) {
             } else {
               prompt = model->tokenizer().encode(o->prompt, true, true);
             }
-            TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                                    Session::create(model, {o->model.threads, o->model.context, 512}));
+            TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<Forward> forward,
+                                    make_forward(model, o->devices, o->model.threads, o->model.context, 512));
+            std::unique_ptr<Session> session = Session::over(model, std::move(forward));
             GenerateOptions g;
             g.n_predict = o->n_predict;
             g.sampler = o->sampler;

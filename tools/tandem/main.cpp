@@ -9,7 +9,8 @@ int main(int argc, char** argv) {
   CLI::App app{"tandem: LLM inference across CPU, GPU and NPU"};
   app.require_subcommand(0, 1);
   std::vector<cli::Command> commands = {cli::add_run(app), cli::add_bench(app), cli::add_info(app),
-                                       cli::add_tokenize(app), cli::add_gen_model(app)};
+                                       cli::add_tokenize(app), cli::add_gen_model(app),
+                                       cli::add_devices(app)};
 
   try {
     app.parse(argc, argv);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "devices/cpu/attention.h"
 #include "devices/cpu/matmul/matmul.h"
 #include "devices/cpu/ops.h"
 
@@ -12,11 +13,6 @@ namespace {
 
 WeightView view(const Weight& w) {
   return WeightView{w.type, w.data, w.rows, w.cols, w.row_bytes()};
-}
-
-// A view of f32 rows inside an activation or cache buffer, used as the "weight" of a matmul.
-WeightView f32_rows(const float* data, int64_t rows, int64_t cols, int64_t stride) {
-  return WeightView{DType::F32, data, rows, cols, size_t(stride) * sizeof(float)};
 }
 
 }  // namespace
@@ -85,36 +81,10 @@ void CpuForward::fill_rope_tables(int n, int n_past) {
 }
 
 void CpuForward::attention(int layer, int n, int n_past) {
-  const int hd = cfg_.head_dim, dim = cfg_.dim, kv_dim = cfg_.kv_dim();
-  const int group = cfg_.n_heads / cfg_.n_kv_heads;  // query heads sharing one KV head
-  const int n_kv = n_past + n;                       // keys visible to the last query
-  const float scale = 1.0f / std::sqrt(float(hd));
-  const float* q = memory_.get_as<float>(h_q_);
-  float* out = memory_.get_as<float>(h_att_);
-  const float* kc = memory_.get_as<float>(h_k_cache_[size_t(layer)]);
-  const float* vc = memory_.get_as<float>(h_v_cache_[size_t(layer)]);
-  float* scores_all = memory_.get_as<float>(h_scores_);
-
-  // Threads take whole heads; inside a head the two products run single-threaded.
-  pool_.run([&](int ith, int nth) {
-    ThreadPool inline_pool(1);
-    float* scores = scores_all + size_t(ith) * size_t(max_batch_) * size_t(context_);
-    for (int h = ith; h < cfg_.n_heads; h += nth) {
-      const int kvh = h / group;
-      // scores[i, j] = q_i . k_j  for the n queries against the n_kv cached keys
-      matmul(inline_pool, f32_rows(kc + kvh * hd, n_kv, hd, kv_dim), q + h * hd, n, dim, scores,
-             n_kv);
-      for (int i = 0; i < n; ++i) {
-        float* row = scores + size_t(i) * n_kv;
-        const int visible = n_past + i + 1;  // causal: query i sees keys 0..n_past+i
-        for (int j = 0; j < visible; ++j) row[j] *= scale;
-        softmax_row(row, visible, n_kv);
-      }
-      // out_i = sum_j p[i, j] v_j, with v transposed so each output dim is a row over positions
-      matmul(inline_pool, f32_rows(vc + size_t(kvh) * hd * context_, hd, n_kv, context_), scores,
-             n, n_kv, out + h * hd, dim);
-    }
-  });
+  cpu::attention(pool_, memory_.get_as<float>(h_q_), cfg_.dim, memory_.get_as<float>(h_k_cache_[size_t(layer)]),
+                 memory_.get_as<float>(h_v_cache_[size_t(layer)]), memory_.get_as<float>(h_att_), cfg_.dim, n,
+                 cfg_.n_heads, cfg_.n_kv_heads, cfg_.head_dim, context_, n_past, memory_.get_as<float>(h_scores_),
+                 int64_t(max_batch_) * context_);
 }
 
 void CpuForward::eval_chunk(std::span<const TokenId> tokens, int n_past, float* logits,
@@ -153,9 +123,7 @@ void CpuForward::eval_chunk(std::span<const TokenId> tokens, int n_past, float* 
     rope_inplace(k, n, kv_dim, cfg_.n_kv_heads, cfg_.head_dim, cs, sn, half_split);
     float* kc = memory_.get_as<float>(h_k_cache_[size_t(l)]);
     float* vc = memory_.get_as<float>(h_v_cache_[size_t(l)]);
-    std::memcpy(kc + size_t(n_past) * kv_dim, k, size_t(n) * kv_dim * sizeof(float));
-    for (int i = 0; i < n; ++i)
-      for (int d = 0; d < kv_dim; ++d) vc[size_t(d) * context_ + n_past + i] = v[size_t(i) * kv_dim + d];
+    kv_store(k, kv_dim, v, kv_dim, n, kv_dim, kc, vc, context_, n_past);
     attention(l, n, n_past);
     matmul(pool_, view(L.wo), att, n, dim, xb, dim);
     add_inplace(x, xb, int64_t(n) * dim);

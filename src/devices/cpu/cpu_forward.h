@@ -10,6 +10,7 @@
 #include "core/status.h"
 #include "core/thread_pool.h"
 #include "model/model.h"
+#include "runtime/forward.h"
 #include "runtime/memory_pool.h"
 
 namespace tandem::cpu {
@@ -20,7 +21,7 @@ struct ForwardOptions {
   int max_batch = 512;  // tokens per prefill chunk (activation buffers are sized for this)
 };
 
-class CpuForward {
+class CpuForward final : public Forward {
  public:
   static Result<std::unique_ptr<CpuForward>> create(std::shared_ptr<const Model> model,
                                                     ForwardOptions options);
@@ -28,13 +29,13 @@ class CpuForward {
   // Runs tokens at positions [n_past, n_past + tokens.size()), appending their keys and values
   // to the KV cache. logits receives n_vocab floats for the last token, or for every token
   // (row after row) when all_logits is set.
-  Status eval(std::span<const TokenId> tokens, int n_past, float* logits, bool all_logits = false);
+  Status eval(std::span<const TokenId> tokens, int n_past, float* logits, bool all_logits = false) override;
 
   const Model& model() const { return *model_; }
-  int context() const { return context_; }
+  int context() const override { return context_; }
   int n_threads() const { return pool_.size(); }
   size_t pool_bytes() const { return memory_.total_bytes(); }
-  std::string memory_report() const { return memory_.describe(); }
+  std::string memory_report() const override { return memory_.describe(); }
 
  private:
   CpuForward(std::shared_ptr<const Model> model, ForwardOptions options);

@@ -120,4 +120,12 @@ void softmax_row(float* row, int64_t valid, int64_t len) {
   for (int64_t i = valid; i < len; ++i) row[i] = 0.0f;
 }
 
+void kv_store(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n, int kv_dim, float* k_cache,
+              float* v_cache, int context, int n_past) {
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(k_cache + (n_past + i) * kv_dim, k + i * ldk, size_t(kv_dim) * sizeof(float));
+    for (int d = 0; d < kv_dim; ++d) v_cache[int64_t(d) * context + n_past + i] = v[i * ldv + d];
+  }
+}
+
 }  // namespace tandem::cpu

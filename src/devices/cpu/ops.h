@@ -34,4 +34,9 @@ void softmax_row(float* row, int64_t valid, int64_t len);
 
 float dot(const float* a, const float* b, int64_t n);
 
+// Appends n rows of keys and values (kv_dim wide, strides ldk/ldv) at position n_past of one
+// layer's cache: keys [context x kv_dim] row by row, values transposed [kv_dim x context].
+void kv_store(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n, int kv_dim, float* k_cache,
+              float* v_cache, int context, int n_past);
+
 }  // namespace tandem::cpu

@@ -1,0 +1,47 @@
+#include "devices/cpu/attention.h"
+
+#include <cmath>
+
+#include "core/thread_pool.h"
+#include "devices/cpu/matmul/matmul.h"
+#include "devices/cpu/ops.h"
+
+namespace tandem::cpu {
+namespace {
+
+// A view of f32 rows inside a cache, used as the "weight" of a matmul.
+WeightView f32_rows(const float* data, int64_t rows, int64_t cols, int64_t stride) {
+  return WeightView{DType::F32, data, rows, cols, size_t(stride) * sizeof(float)};
+}
+
+}  // namespace
+
+void attention(ThreadPool& pool, const float* q, int64_t ldq, const float* k_cache, const float* v_cache,
+               float* out, int64_t ldo, int n, int n_heads, int n_kv_heads, int head_dim, int context,
+               int n_past, float* scratch, int64_t scratch_stride) {
+  const int hd = head_dim, kv_dim = n_kv_heads * head_dim;
+  const int group = n_heads / n_kv_heads;  // query heads sharing one KV head
+  const int n_kv = n_past + n;             // keys visible to the last query
+  const float scale = 1.0f / std::sqrt(float(hd));
+  // Threads take whole heads; inside a head the two products run single-threaded.
+  pool.run([&](int ith, int nth) {
+    ThreadPool inline_pool(1);
+    float* scores = scratch + int64_t(ith) * scratch_stride;
+    for (int h = ith; h < n_heads; h += nth) {
+      const int kvh = h / group;
+      // scores[i, j] = q_i . k_j  for the n queries against the n_kv cached keys
+      matmul(inline_pool, f32_rows(k_cache + kvh * hd, n_kv, hd, kv_dim), q + h * hd, n, ldq, scores, n_kv);
+      for (int i = 0; i < n; ++i) {
+        float* row = scores + int64_t(i) * n_kv;
+        const int visible = n_past + i + 1;  // causal: query i sees keys 0..n_past+i
+        for (int j = 0; j < visible; ++j) row[j] *= scale;
+        softmax_row(row, visible, n_kv);
+      }
+      // out_i = sum_j p[i, j] v_j, with v transposed so each output dim is a row over positions
+      matmul(inline_pool, f32_rows(v_cache + int64_t(kvh) * hd * context, hd, n_kv, context), scores, n, n_kv,
+             out + h * hd, ldo);
+    }
+  });
+}
+
+}  // namespace tandem::cpu

@@ -1,0 +1,95 @@
+#include "devices/cpu/cpu_device.h"
+
+#include <chrono>
+
+#include "devices/cpu/attention.h"
+#include "devices/cpu/matmul/matmul.h"
+#include "devices/cpu/ops.h"
+
+namespace tandem::devices {
+namespace {
+
+// Work that already finished when submit() returned.
+class DoneCompletion final : public Completion {
+ public:
+  DoneCompletion(Status s, double seconds) : status_(std::move(s)), seconds_(seconds) {}
+  Status wait() override { return status_; }
+  bool ready() override { return true; }
+  double device_seconds() const override { return seconds_; }
+
+ private:
+  Status status_;
+  double seconds_;
+};
+
+}  // namespace
+
+DeviceCaps CpuDevice::caps() const {
+  return DeviceCaps{DeviceKind::kCpu, true, true, false,
+                    std::string("matmul isa ") + cpu::matmul_isa() + ", " + std::to_string(pool_.size()) + " threads"};
+}
+
+bool CpuDevice::supports(const OpCall& call) const { return validate_call(call).ok(); }
+
+void CpuDevice::run(const OpCall& c) {
+  const int64_t n = c.out.rows;
+  // Elementwise ops walk row by row, since rows may be strided views into wider buffers.
+  auto rows = [&](auto&& fn) {
+    for (int64_t i = 0; i < n; ++i) fn(i);
+  };
+  switch (c.kind) {
+    case OpKind::kMatmul: {
+      const Weight& w = *c.weight;
+      // The row range is a contiguous slice of the weight; its outputs start at column row_begin.
+      const cpu::WeightView view{w.type, w.data + size_t(c.row_begin) * w.row_bytes(), c.row_end - c.row_begin,
+                                 w.cols, w.row_bytes()};
+      cpu::matmul(pool_, view, c.a.data, n, c.a.ld, c.out.data + c.row_begin, c.out.ld);
+      break;
+    }
+    case OpKind::kGetRows: {
+      const Weight& w = *c.weight;
+      const cpu::WeightView view{w.type, w.data, w.rows, w.cols, w.row_bytes()};
+      rows([&](int64_t i) { cpu::dequantize_row(view, c.ids[i], c.out.data + i * c.out.ld); });
+      break;
+    }
+    case OpKind::kRmsNorm:
+      if (c.a.ld == c.a.cols && c.out.ld == c.out.cols) {  // contiguous rows: one threaded call
+        cpu::rmsnorm(pool_, c.a.data, c.weight->f32(), c.out.data, n, c.out.cols, c.eps);
+        break;
+      }
+      rows([&](int64_t i) {
+        cpu::rmsnorm(pool_, c.a.data + i * c.a.ld, c.weight->f32(), c.out.data + i * c.out.ld, 1, c.out.cols, c.eps);
+      });
+      break;
+    case OpKind::kAddBias: cpu::add_bias(c.out.data, c.weight->f32(), n, c.out.cols, c.out.ld); break;
+    case OpKind::kRope:
+      cpu::rope_inplace(c.out.data, n, c.out.ld, c.n_heads, c.head_dim, c.cos, c.sin, c.half_split);
+      break;
+    case OpKind::kKvStore:
+      cpu::kv_store(c.a.data, c.a.ld, c.b.data, c.b.ld, n, int(c.a.cols), c.k_cache, c.v_cache, c.context, c.n_past);
+      break;
+    case OpKind::kAttention: {
+      const int64_t stride = n * (c.n_past + n);
+      if (attention_scratch_.size() < size_t(stride * pool_.size())) attention_scratch_.resize(size_t(stride * pool_.size()));
+      cpu::attention(pool_, c.a.data, c.a.ld, c.k_cache, c.v_cache, c.out.data, c.out.ld, int(n), c.n_heads,
+                     c.n_kv_heads, c.head_dim, c.context, c.n_past, attention_scratch_.data(), stride);
+      break;
+    }
+    case OpKind::kSwiglu:
+      rows([&](int64_t i) { cpu::swiglu_inplace(c.out.data + i * c.out.ld, c.a.data + i * c.a.ld, c.out.cols); });
+      break;
+    case OpKind::kAdd:
+      rows([&](int64_t i) { cpu::add_inplace(c.out.data + i * c.out.ld, c.a.data + i * c.a.ld, c.out.cols); });
+      break;
+  }
+}
+
+Result<std::unique_ptr<Completion>> CpuDevice::submit(const OpCall& c) {
+  TANDEM_RETURN_IF_ERROR(validate_call(c));
+  const auto t0 = std::chrono::steady_clock::now();
+  run(c);
+  const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return std::unique_ptr<Completion>(new DoneCompletion(Status::Ok(), dt));
+}
+
+}  // namespace tandem::devices

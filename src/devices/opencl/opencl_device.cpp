@@ -1,0 +1,150 @@
+#include "devices/opencl/opencl_device.h"
+
+namespace tandem::devices {
+namespace {
+
+// Keeps per-call buffers alive until the kernel that uses them has finished.
+class ClCompletion final : public Completion {
+ public:
+  ClCompletion(opencl::Event e, std::vector<opencl::Buffer> temps) : event_(std::move(e)), temps_(std::move(temps)) {}
+  Status wait() override {
+    if (!waited_) status_ = event_.wait(), waited_ = true;
+    return status_;
+  }
+  bool ready() override { return waited_; }
+  double device_seconds() const override {
+    auto ns = event_.elapsed_ns();
+    return ns.ok() ? double(*ns) * 1e-9 : 0.0;
+  }
+
+ private:
+  opencl::Event event_;
+  std::vector<opencl::Buffer> temps_;
+  bool waited_ = false;
+  Status status_;
+};
+
+// Bytes spanned by rows x cols floats with row stride ld.
+size_t span_bytes(const Act& a) { return (size_t(a.rows - 1) * size_t(a.ld) + size_t(a.cols)) * sizeof(float); }
+
+}  // namespace
+
+Result<std::unique_ptr<OpenclDevice>> OpenclDevice::create(std::shared_ptr<const Model> model) {
+  std::unique_ptr<OpenclDevice> d(new OpenclDevice());
+  opencl::RuntimeOptions ro;
+  ro.profiling = true;
+  TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<opencl::Runtime> rt, opencl::Runtime::create(ro));
+  TANDEM_ASSIGN_OR_RETURN(d->ops_, opencl::Ops::create(rt));
+  d->model_ = std::move(model);
+  // Without a model the device can still be listed and probed, but runs nothing.
+  if (d->model_) {
+    TANDEM_ASSIGN_OR_RETURN(d->weights_, opencl::ModelWeights::map(*rt, *d->model_));
+  }
+  return d;
+}
+
+DeviceCaps OpenclDevice::caps() const {
+  const opencl::DeviceCaps& c = ops_->runtime().caps();
+  return DeviceCaps{DeviceKind::kGpu, true, c.host_unified_memory, true, c.describe()};
+}
+
+bool OpenclDevice::supports(const OpCall& call) const {
+  if (!model_ || !validate_call(call).ok()) return false;
+  if (call.kind == OpKind::kMatmul || call.kind == OpKind::kGetRows) return opencl::Ops::supports(call.weight->type);
+  if (call.kind == OpKind::kAttention) return call.head_dim <= opencl::Ops::kMaxHeadDim;
+  // These kernels walk rows as one contiguous block; strided views go to another device.
+  const bool dense_a = call.a.ld == call.a.cols, dense_out = call.out.ld == call.out.cols;
+  switch (call.kind) {
+    case OpKind::kRmsNorm:
+    case OpKind::kAdd:
+    case OpKind::kSwiglu: return dense_a && dense_out;
+    case OpKind::kKvStore: return dense_a && call.b.ld == call.b.cols;
+    default: return true;
+  }
+}
+
+Status OpenclDevice::map_shared_memory(void* base, size_t bytes) {
+  TANDEM_ASSIGN_OR_RETURN(opencl::Buffer b, ops_->runtime().wrap_host(base, bytes, false));
+  regions_.push_back(Region{static_cast<const char*>(base), bytes, std::move(b)});
+  return Status::Ok();
+}
+
+Result<opencl::BufRef> OpenclDevice::resolve(const void* p, size_t bytes, std::vector<opencl::Buffer>& temps) {
+  const char* c = static_cast<const char*>(p);
+  for (const Region& r : regions_)
+    if (c >= r.base && c + bytes <= r.base + r.bytes) return opencl::BufRef{r.buf.mem(), size_t(c - r.base)};
+  TANDEM_ASSIGN_OR_RETURN(opencl::Buffer b, ops_->runtime().wrap_host(const_cast<void*>(p), bytes, false));
+  temps.push_back(std::move(b));
+  return opencl::BufRef{temps.back().mem(), 0};
+}
+
+Status OpenclDevice::enqueue(const OpCall& c, std::vector<opencl::Buffer>& temps, opencl::Event* done) {
+  opencl::Ops& ops = *ops_;
+  const int64_t n = c.out.rows;
+  auto act = [&](const Act& a) { return resolve(a.data, span_bytes(a), temps); };
+  TANDEM_ASSIGN_OR_RETURN(opencl::BufRef out, act(c.out));
+  switch (c.kind) {
+    case OpKind::kMatmul: {
+      const Weight& w = *c.weight;
+      opencl::WeightRef slice = weights_.ref(w);
+      slice.data = weights_.at(w.data + size_t(c.row_begin) * w.row_bytes());
+      slice.rows = c.row_end - c.row_begin;
+      TANDEM_ASSIGN_OR_RETURN(opencl::BufRef x, act(c.a));
+      return ops.matmul(slice, x, n, c.a.ld, out.at(size_t(c.row_begin) * 4), c.out.ld, done);
+    }
+    case OpKind::kGetRows: {
+      TANDEM_ASSIGN_OR_RETURN(opencl::BufRef ids, resolve(c.ids, size_t(n) * 4, temps));
+      return ops.get_rows(weights_.ref(*c.weight), ids, n, out, c.out.ld, done);
+    }
+    case OpKind::kRmsNorm: {
+      if (c.a.ld != c.a.cols || c.out.ld != c.out.cols) return Unsupported("opencl rmsnorm: strided rows");
+      TANDEM_ASSIGN_OR_RETURN(opencl::BufRef x, act(c.a));
+      return ops.rmsnorm(x, weights_.at(c.weight->data), out, n, c.out.cols, c.eps, done);
+    }
+    case OpKind::kAddBias:
+      return ops.add_bias(out, weights_.at(c.weight->data), n, c.out.cols, c.out.ld, done);
+    case OpKind::kRope: {
+      const size_t table = size_t(n) * size_t(c.head_dim / 2) * 4;
+      TANDEM_ASSIGN_OR_RETURN(opencl::BufRef cs, resolve(c.cos, table, temps));
+      TANDEM_ASSIGN_OR_RETURN(opencl::BufRef sn, resolve(c.sin, table, temps));
+      return ops.rope_inplace(out, n, c.out.ld, c.n_heads, c.head_dim, cs, sn, c.half_split, done);
+    }
+    case OpKind::kKvStore: {
+      if (c.a.ld != c.a.cols || c.b.ld != c.b.cols) return Unsupported("opencl kv_store: strided rows");
+      const size_t cache = size_t(c.context) * size_t(c.a.cols) * 4;
+      TANDEM_ASSIGN_OR_RETURN(opencl::BufRef k, act(c.a));
+      TANDEM_ASSIGN_OR_RETURN(opencl::BufRef v, act(c.b));
+      TANDEM_ASSIGN_OR_RETURN(opencl::BufRef kc, resolve(c.k_cache, cache, temps));
+      TANDEM_ASSIGN_OR_RETURN(opencl::BufRef vc, resolve(c.v_cache, cache, temps));
+      return ops.kv_store(k, v, kc, vc, n, int(c.a.cols), c.context, c.n_past, done);
+    }
+    case OpKind::kAttention: {
+      const size_t cache = size_t(c.context) * size_t(c.n_kv_heads) * size_t(c.head_dim) * 4;
+      TANDEM_ASSIGN_OR_RETURN(opencl::BufRef q, act(c.a));
+      TANDEM_ASSIGN_OR_RETURN(opencl::BufRef kc, resolve(c.k_cache, cache, temps));
+      TANDEM_ASSIGN_OR_RETURN(opencl::BufRef vc, resolve(c.v_cache, cache, temps));
+      return ops.attention(q, c.a.ld, kc, vc, out, c.out.ld, n, c.n_heads, c.n_kv_heads, c.head_dim, c.context,
+                           c.n_past, done);
+    }
+    case OpKind::kSwiglu:
+    case OpKind::kAdd: {
+      if (c.a.ld != c.a.cols || c.out.ld != c.out.cols) return Unsupported("opencl elementwise: strided rows");
+      TANDEM_ASSIGN_OR_RETURN(opencl::BufRef a, act(c.a));
+      return c.kind == OpKind::kAdd ? ops.add_inplace(out, a, n * c.out.cols, done)
+                                    : ops.swiglu_inplace(out, a, n * c.out.cols, done);
+    }
+  }
+  return Internal("opencl: unknown op");
+}
+
+Result<std::unique_ptr<Completion>> OpenclDevice::submit(const OpCall& c) {
+  TANDEM_RETURN_IF_ERROR(validate_call(c));
+  if (!model_) return InvalidArgument("opencl: the device was opened without a model");
+  std::vector<opencl::Buffer> temps;
+  opencl::Event done;
+  TANDEM_RETURN_IF_ERROR(enqueue(c, temps, &done));
+  TANDEM_RETURN_IF_ERROR(ops_->runtime().flush());
+  return std::unique_ptr<Completion>(new ClCompletion(std::move(done), std::move(temps)));
+}
+
+}  // namespace tandem::devices

@@ -1,0 +1,46 @@
+// The opencl device (the GPU role) behind the device contract: every op enqueued
+// asynchronously on the OpenCL queue. Host memory is mapped, not copied: map the shared
+// memory pool once (map_shared_memory) and every pointer inside it resolves to that buffer plus an
+// offset; a pointer outside registered memory is wrapped for the one call.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "devices/device.h"
+#include "devices/opencl/cl_ops.h"
+#include "devices/opencl/model_weights.h"
+
+namespace tandem::devices {
+
+class OpenclDevice final : public Device {
+ public:
+  // Maps the model's weights once (model may be null: listing only); fails with a clear
+  // message when no OpenCL device exists.
+  static Result<std::unique_ptr<OpenclDevice>> create(std::shared_ptr<const Model> model);
+  std::string name() const override { return "opencl"; }
+  DeviceCaps caps() const override;
+  bool supports(const OpCall& call) const override;
+  Result<std::unique_ptr<Completion>> submit(const OpCall& call) override;
+
+  Status map_shared_memory(void* base, size_t bytes) override;
+  uint64_t bytes_copied() const { return ops_->runtime().bytes_copied(); }
+
+ private:
+  OpenclDevice() = default;
+  // The buffer + offset of host memory [p, p + bytes); `temps` keeps per-call wraps alive.
+  Result<opencl::BufRef> resolve(const void* p, size_t bytes, std::vector<opencl::Buffer>& temps);
+  Status enqueue(const OpCall& c, std::vector<opencl::Buffer>& temps, opencl::Event* done);
+
+  struct Region {
+    const char* base;
+    size_t bytes;
+    opencl::Buffer buf;
+  };
+  std::shared_ptr<const Model> model_;
+  std::shared_ptr<opencl::Ops> ops_;
+  opencl::ModelWeights weights_;
+  std::vector<Region> regions_;
+};
+
+}  // namespace tandem::devices

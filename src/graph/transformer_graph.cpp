@@ -1,0 +1,156 @@
+#include "graph/transformer_graph.h"
+
+#include <cmath>
+
+namespace tandem::graph {
+
+using devices::Act;
+using devices::OpCall;
+using devices::OpKind;
+
+BufferPlan::BufferPlan(MemoryPool& pool, const ModelConfig& c, int max_batch, int context)
+    : max_batch_(max_batch), context_(context) {
+  const size_t B = size_t(max_batch), T = size_t(context), F = sizeof(float);
+  const size_t dim = size_t(c.dim), kv = size_t(c.kv_dim()), ffn = size_t(c.ffn_dim), half = size_t(c.head_dim / 2);
+  x_ = pool.reserve("residual x [B x dim]", B * dim * F);
+  xb_ = pool.reserve("normed / projected [B x dim]", B * dim * F);
+  q_ = pool.reserve("q [B x dim]", B * dim * F);
+  k_ = pool.reserve("k [B x kv_dim]", B * kv * F);
+  v_ = pool.reserve("v [B x kv_dim]", B * kv * F);
+  att_ = pool.reserve("attention out [B x dim]", B * dim * F);
+  gate_ = pool.reserve("ffn gate [B x ffn]", B * ffn * F);
+  up_ = pool.reserve("ffn up [B x ffn]", B * ffn * F);
+  cos_ = pool.reserve("rope cos [B x head_dim/2]", B * half * F);
+  sin_ = pool.reserve("rope sin [B x head_dim/2]", B * half * F);
+  normed_ = pool.reserve("final normed rows [B x dim]", B * dim * F);
+  ids_ = pool.reserve("token ids [B]", B * sizeof(int32_t));
+  for (int l = 0; l < c.n_layers; ++l) {
+    k_cache_.push_back(pool.reserve("k cache layer " + std::to_string(l), T * kv * F));
+    v_cache_.push_back(pool.reserve("v cache layer " + std::to_string(l), kv * T * F));
+  }
+}
+
+Buffers BufferPlan::bind(const MemoryPool& p) const {
+  Buffers b;
+  b.max_batch = max_batch_;
+  b.context = context_;
+  b.x = p.get_as<float>(x_), b.xb = p.get_as<float>(xb_), b.q = p.get_as<float>(q_);
+  b.k = p.get_as<float>(k_), b.v = p.get_as<float>(v_), b.att = p.get_as<float>(att_);
+  b.gate = p.get_as<float>(gate_), b.up = p.get_as<float>(up_);
+  b.cos = p.get_as<float>(cos_), b.sin = p.get_as<float>(sin_), b.normed = p.get_as<float>(normed_);
+  b.ids = p.get_as<int32_t>(ids_);
+  for (size_t h : k_cache_) b.k_cache.push_back(p.get_as<float>(h));
+  for (size_t h : v_cache_) b.v_cache.push_back(p.get_as<float>(h));
+  return b;
+}
+
+void prepare_chunk(const ModelConfig& c, const Buffers& b, const int32_t* tokens, int n, int n_past) {
+  const int half = c.head_dim / 2;
+  for (int r = 0; r < n; ++r) {
+    b.ids[r] = tokens[r];
+    const double pos = double(n_past + r) * c.rope_freq_scale;
+    for (int i = 0; i < half; ++i) {
+      double freq = std::pow(double(c.rope_base), -2.0 * i / c.head_dim);
+      if (!c.rope_freq_factors.empty()) freq /= c.rope_freq_factors[size_t(i)];
+      b.cos[r * half + i] = float(std::cos(pos * freq));
+      b.sin[r * half + i] = float(std::sin(pos * freq));
+    }
+  }
+}
+
+namespace {
+
+Act rows(float* data, int n, int64_t width) { return Act{data, n, width, width}; }
+
+OpCall elementwise(OpKind kind, Act out, Act a) {
+  OpCall c;
+  c.kind = kind;
+  c.out = out;
+  c.a = a;
+  return c;
+}
+
+OpCall rmsnorm(const Weight& gain, Act x, Act out, float eps) {
+  OpCall c = elementwise(OpKind::kRmsNorm, out, x);
+  c.weight = &gain;
+  c.eps = eps;
+  return c;
+}
+
+OpCall matmul(const Weight& w, Act x, float* y, int64_t ldy) {
+  return OpCall::matmul(&w, 0, w.rows, x.data, x.rows, x.ld, y, ldy);
+}
+
+}  // namespace
+
+std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, int n_past, float* logits,
+                                  bool all_logits) {
+  const ModelConfig& c = model.config();
+  const int dim = c.dim, kv = c.kv_dim(), ffn = c.ffn_dim;
+  std::vector<OpCall> ops;
+
+  OpCall embed;
+  embed.kind = OpKind::kGetRows;
+  embed.weight = &model.token_embd();
+  embed.ids = b.ids;
+  embed.out = rows(b.x, n, dim);
+  ops.push_back(embed);
+
+  for (int l = 0; l < c.n_layers; ++l) {
+    const LayerWeights& L = model.layers()[size_t(l)];
+    // attention block
+    ops.push_back(rmsnorm(L.attn_norm, rows(b.x, n, dim), rows(b.xb, n, dim), c.rms_eps));
+    ops.push_back(matmul(L.wq, rows(b.xb, n, dim), b.q, dim));
+    ops.push_back(matmul(L.wk, rows(b.xb, n, dim), b.k, kv));
+    ops.push_back(matmul(L.wv, rows(b.xb, n, dim), b.v, kv));
+    if (c.qkv_bias) {
+      for (auto [bias, buf, width] : {std::tuple{&L.bq, b.q, dim}, std::tuple{&L.bk, b.k, kv}, std::tuple{&L.bv, b.v, kv}}) {
+        OpCall add = elementwise(OpKind::kAddBias, rows(buf, n, width), {});
+        add.weight = bias;
+        ops.push_back(add);
+      }
+    }
+    for (auto [buf, heads, width] : {std::tuple{b.q, c.n_heads, dim}, std::tuple{b.k, c.n_kv_heads, kv}}) {
+      OpCall rope = elementwise(OpKind::kRope, rows(buf, n, width), {});
+      rope.n_heads = heads;
+      rope.head_dim = c.head_dim;
+      rope.cos = b.cos;
+      rope.sin = b.sin;
+      rope.half_split = c.rope_style == RopeStyle::kHalfSplit;
+      ops.push_back(rope);
+    }
+    OpCall store = elementwise(OpKind::kKvStore, rows(b.k, n, kv), rows(b.k, n, kv));
+    store.b = rows(b.v, n, kv);
+    store.k_cache = b.k_cache[size_t(l)];
+    store.v_cache = b.v_cache[size_t(l)];
+    store.n_past = n_past;
+    store.context = b.context;
+    ops.push_back(store);
+    OpCall att = elementwise(OpKind::kAttention, rows(b.att, n, dim), rows(b.q, n, dim));
+    att.k_cache = b.k_cache[size_t(l)];
+    att.v_cache = b.v_cache[size_t(l)];
+    att.n_heads = c.n_heads;
+    att.n_kv_heads = c.n_kv_heads;
+    att.head_dim = c.head_dim;
+    att.n_past = n_past;
+    att.context = b.context;
+    ops.push_back(att);
+    ops.push_back(matmul(L.wo, rows(b.att, n, dim), b.xb, dim));
+    ops.push_back(elementwise(OpKind::kAdd, rows(b.x, n, dim), rows(b.xb, n, dim)));
+    // feed-forward block (SwiGLU)
+    ops.push_back(rmsnorm(L.ffn_norm, rows(b.x, n, dim), rows(b.xb, n, dim), c.rms_eps));
+    ops.push_back(matmul(L.w_gate, rows(b.xb, n, dim), b.gate, ffn));
+    ops.push_back(matmul(L.w_up, rows(b.xb, n, dim), b.up, ffn));
+    ops.push_back(elementwise(OpKind::kSwiglu, rows(b.gate, n, ffn), rows(b.up, n, ffn)));
+    ops.push_back(matmul(L.w_down, rows(b.gate, n, ffn), b.xb, dim));
+    ops.push_back(elementwise(OpKind::kAdd, rows(b.x, n, dim), rows(b.xb, n, dim)));
+  }
+  if (!logits) return ops;
+  const int first = all_logits ? 0 : n - 1, count = n - first;
+  ops.push_back(rmsnorm(model.output_norm(), rows(b.x + size_t(first) * dim, count, dim), rows(b.normed, count, dim),
+                        c.rms_eps));
+  ops.push_back(matmul(model.output(), rows(b.normed, count, dim), logits, c.n_vocab));
+  return ops;
+}
+
+}  // namespace tandem::graph

@@ -1,0 +1,46 @@
+// The transformer as a short list of ops for one chunk of tokens: the unit the planner places
+// on devices. Everything is described as device OpCalls over buffers of the shared memory pool,
+// so any device (or a split across devices) can run any op.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "devices/device.h"
+#include "model/model.h"
+#include "runtime/memory_pool.h"
+
+namespace tandem::graph {
+
+// The activation buffers and KV cache a forward pass works in, all regions of one MemoryPool,
+// sized for chunks of up to max_batch tokens and a cache of `context` positions.
+struct Buffers {
+  int max_batch = 0, context = 0;
+  float *x = nullptr, *xb = nullptr, *q = nullptr, *k = nullptr, *v = nullptr, *att = nullptr;
+  float *gate = nullptr, *up = nullptr, *cos = nullptr, *sin = nullptr, *normed = nullptr;
+  int32_t* ids = nullptr;
+  std::vector<float*> k_cache, v_cache;  // per layer: [context x kv_dim], [kv_dim x context]
+};
+
+// Reserves the regions in `pool` (call before pool.allocate()); bind() fills the pointers after.
+class BufferPlan {
+ public:
+  BufferPlan(MemoryPool& pool, const ModelConfig& cfg, int max_batch, int context);
+  Buffers bind(const MemoryPool& pool) const;
+
+ private:
+  int max_batch_, context_;
+  size_t x_, xb_, q_, k_, v_, att_, gate_, up_, cos_, sin_, normed_, ids_;
+  std::vector<size_t> k_cache_, v_cache_;
+};
+
+// Host-side preparation of a chunk: token ids into b.ids, rope angles for positions
+// n_past.. into b.cos / b.sin.
+void prepare_chunk(const ModelConfig& cfg, const Buffers& b, const int32_t* tokens, int n, int n_past);
+
+// The ops of one forward chunk (n tokens at n_past), in order. The final norm and the logits
+// matmul cover the last row only unless all_logits; logits go to `logits` (n_vocab per row).
+std::vector<devices::OpCall> build_forward(const Model& model, const Buffers& b, int n, int n_past,
+                                           float* logits, bool all_logits);
+
+}  // namespace tandem::graph

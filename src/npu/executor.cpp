@@ -1,0 +1,294 @@
+#include "npu/executor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "core/half.h"
+#include "core/quant.h"
+
+namespace tandem::npu {
+
+namespace {
+
+inline float ld_h(const uint8_t* p) { fp16_t h; std::memcpy(&h, p, 2); return fp16_to_f32(h); }
+inline void st_h(uint8_t* p, float f) { const fp16_t h = f32_to_fp16(f); std::memcpy(p, &h, 2); }
+inline float ld_f(const uint8_t* p) { float f; std::memcpy(&f, p, 4); return f; }
+inline void st_f(uint8_t* p, float f) { std::memcpy(p, &f, 4); }
+
+struct Range {
+  uint64_t lo, hi;
+  bool overlaps(const Range& o) const { return lo < o.hi && o.lo < hi; }
+};
+
+}  // namespace
+
+double ExecReport::matrix_busy_total() const {
+  double s = 0;
+  for (double b : matrix_busy_cycles) s += b;
+  return s;
+}
+
+std::string ExecReport::summary() const {
+  std::ostringstream o;
+  o.precision(4);
+  o << seconds * 1e6 << " us (" << total_cycles << " cycles); matrix busy " << matrix_busy_total() << " (sum of "
+    << matrix_busy_cycles.size() << " arrays), vector " << vector_busy_cycles << ", dma " << dma_busy_cycles
+    << "; " << mma_ops << " tile ops, " << stationary_swaps << " swaps; dma in " << dma_bytes_in << " B out "
+    << dma_bytes_out << " B; " << energy_j * 1e3 << " mJ";
+  return o.str();
+}
+
+Executor::Executor(const TargetModel& t) : t_(t), cost_(t), tcm_(t.tcm.bytes, 0) {}
+
+void Executor::bind(uint32_t id, void* data, size_t bytes) {
+  if (bindings_.size() <= id) bindings_.resize(id + 1);
+  bindings_[id] = {static_cast<uint8_t*>(data), static_cast<const uint8_t*>(data), bytes};
+}
+
+void Executor::bind_const(uint32_t id, const void* data, size_t bytes) {
+  if (bindings_.size() <= id) bindings_.resize(id + 1);
+  bindings_[id] = {nullptr, static_cast<const uint8_t*>(data), bytes};
+}
+
+void Executor::exec_mma(const MmaArgs& m) {
+  const int T = t_.matrix.tile_dim;
+  std::vector<float> a(size_t(T) * T), b(size_t(T) * T);
+  for (int i = 0; i < T; ++i)
+    for (int k = 0; k < T; ++k) {
+      a[size_t(i) * T + k] = ld_h(&tcm_[m.a + size_t(i) * m.lda + size_t(k) * 2]);
+      // b[k][j] = B(k, j); with tb the array loads the stored tile column-wise: B(k, j) = S(j, k).
+      const float s = ld_h(&tcm_[m.b + size_t(i) * m.ldb + size_t(k) * 2]);  // S(i, k)
+      if (m.tb) b[size_t(k) * T + i] = s; else b[size_t(i) * T + k] = s;
+    }
+  auto c_addr = [&](int i, int j) { return m.tc ? m.c + size_t(j) * m.ldc + size_t(i) * 2 : m.c + size_t(i) * m.ldc + size_t(j) * 2; };
+  std::vector<float> out(size_t(T) * T, 0.0f);
+  for (int i = 0; i < T; ++i)
+    for (int k = 0; k < T; ++k) {
+      const float av = a[size_t(i) * T + k];
+      const float* brow = &b[size_t(k) * T];
+      float* orow = &out[size_t(i) * T];
+      for (int j = 0; j < T; ++j) orow[j] += av * brow[j];
+    }
+  for (int i = 0; i < T; ++i)
+    for (int j = 0; j < T; ++j) {
+      float v = out[size_t(i) * T + j];
+      if (m.acc) v += ld_h(&tcm_[c_addr(i, j)]);
+      st_h(&tcm_[c_addr(i, j)], v);
+    }
+}
+
+void Executor::exec_vec(const VecArgs& v) {
+  uint8_t* M = tcm_.data();
+  const size_t n = v.n;
+  switch (v.op) {
+    case VecOp::kAdd:
+      for (size_t i = 0; i < n; ++i) st_h(M + v.dst + 2 * i, ld_h(M + v.a + 2 * i) + ld_h(M + v.b + 2 * i));
+      break;
+    case VecOp::kMul:
+      for (size_t i = 0; i < n; ++i) st_h(M + v.dst + 2 * i, ld_h(M + v.a + 2 * i) * ld_h(M + v.b + 2 * i));
+      break;
+    case VecOp::kScale:
+      for (size_t i = 0; i < n; ++i) st_h(M + v.dst + 2 * i, ld_h(M + v.a + 2 * i) * v.imm0);
+      break;
+    case VecOp::kFill:
+      for (size_t i = 0; i < n; ++i) st_h(M + v.dst + 2 * i, v.imm0);
+      break;
+    case VecOp::kSilu:
+      for (size_t i = 0; i < n; ++i) {
+        const float x = ld_h(M + v.a + 2 * i);
+        st_h(M + v.dst + 2 * i, x / (1.0f + std::exp(-x)));
+      }
+      break;
+    case VecOp::kSwiglu:
+      for (size_t i = 0; i < n; ++i) {
+        const float x = ld_h(M + v.a + 2 * i);
+        st_h(M + v.dst + 2 * i, x / (1.0f + std::exp(-x)) * ld_h(M + v.b + 2 * i));
+      }
+      break;
+    case VecOp::kSumSq: {
+      float s = 0;
+      for (size_t i = 0; i < n; ++i) { const float x = ld_h(M + v.a + 2 * i); s += x * x; }
+      st_f(M + v.dst, s);
+      break;
+    }
+    case VecOp::kRmsApply: {
+      const float r = 1.0f / std::sqrt(ld_f(M + v.c) * v.imm0 + v.imm1);
+      for (size_t i = 0; i < n; ++i) st_h(M + v.dst + 2 * i, ld_h(M + v.a + 2 * i) * r * ld_h(M + v.b + 2 * i));
+      break;
+    }
+    case VecOp::kCvtF32F16:
+      for (size_t i = 0; i < n; ++i) st_h(M + v.dst + 2 * i, ld_f(M + v.a + 4 * i));
+      break;
+    case VecOp::kCvtF16F32: {
+      // Read all first: dst may overlap a (widening in place is not supported by the hardware
+      // either, but must not corrupt the host).
+      std::vector<float> tmp(n);
+      for (size_t i = 0; i < n; ++i) tmp[i] = ld_h(M + v.a + 2 * i);
+      for (size_t i = 0; i < n; ++i) st_f(M + v.dst + 4 * i, tmp[i]);
+      break;
+    }
+    case VecOp::kUnpackQ8: {
+      std::vector<float> tmp(n);
+      std::vector<BlockQ8_0> blocks(n / kQK);
+      std::memcpy(blocks.data(), M + v.a, blocks.size() * sizeof(BlockQ8_0));
+      dequantize_row_q8_0(blocks.data(), tmp.data(), n);
+      for (size_t i = 0; i < n; ++i) st_h(M + v.dst + 2 * i, tmp[i]);
+      break;
+    }
+    case VecOp::kUnpackQ4: {
+      std::vector<float> tmp(n);
+      std::vector<BlockQ4_0> blocks(n / kQK);
+      std::memcpy(blocks.data(), M + v.a, blocks.size() * sizeof(BlockQ4_0));
+      dequantize_row_q4_0(blocks.data(), tmp.data(), n);
+      for (size_t i = 0; i < n; ++i) st_h(M + v.dst + 2 * i, tmp[i]);
+      break;
+    }
+  }
+}
+
+void Executor::exec_functional(const Program& p, const Instr& in) {
+  switch (in.op) {
+    case Opcode::kDmaLoad: {
+      const DmaArgs& d = in.dma;
+      const uint8_t* src = bindings_[d.buffer].cdata;
+      for (uint32_t r = 0; r < d.rows; ++r)
+        std::memmove(&tcm_[d.tcm + size_t(r) * d.tcm_stride], src + d.ddr_offset + r * d.ddr_stride, d.row_bytes);
+      break;
+    }
+    case Opcode::kDmaStore: {
+      const DmaArgs& d = in.dma;
+      uint8_t* dst = bindings_[d.buffer].data;
+      for (uint32_t r = 0; r < d.rows; ++r)
+        std::memmove(dst + d.ddr_offset + r * d.ddr_stride, &tcm_[d.tcm + size_t(r) * d.tcm_stride], d.row_bytes);
+      break;
+    }
+    case Opcode::kMma: exec_mma(in.mma); break;
+    case Opcode::kVec: exec_vec(in.vec); break;
+    default: break;
+  }
+}
+
+Result<ExecReport> Executor::run(const Program& p, const ExecOptions& opt) {
+  TANDEM_RETURN_IF_ERROR(verify(p, t_));
+  if (opt.functional) {
+    // Every buffer a DMA touches must be bound, large enough, and writable if stored to.
+    std::vector<uint8_t> used(p.buffers.size(), 0);
+    for (const auto& in : p.code) {
+      if (in.op == Opcode::kDmaLoad) used[in.dma.buffer] |= 1;
+      if (in.op == Opcode::kDmaStore) used[in.dma.buffer] |= 2;
+    }
+    for (size_t i = 0; i < used.size(); ++i) {
+      if (!used[i]) continue;
+      const std::string name = "buffer " + std::to_string(i) + " (" + p.buffers[i].name + ")";
+      if (i >= bindings_.size() || bindings_[i].cdata == nullptr) return InvalidArgument(name + " is not bound");
+      if (bindings_[i].bytes < p.buffers[i].bytes)
+        return InvalidArgument(name + " bound to " + std::to_string(bindings_[i].bytes) + " B, program declares " +
+                               std::to_string(p.buffers[i].bytes));
+      if ((used[i] & 2) && bindings_[i].data == nullptr) return InvalidArgument(name + " is stored to but bound const");
+    }
+  }
+
+  ExecReport rep;
+  const int arrays = t_.matrix.arrays;
+  rep.matrix_busy_cycles.assign(size_t(arrays), 0.0);
+  const uint32_t T = uint32_t(t_.matrix.tile_dim);
+  const uint32_t row = t_.tile_row_bytes();
+
+  // Timing state.
+  double now = 0;  // scalar core issue clock
+  std::vector<double> dma_free(size_t(t_.dma.channels), 0.0), mat_free(size_t(arrays), 0.0);
+  double vec_free = 0;
+  std::vector<double> event_time(p.num_events, 0.0);
+  struct Held { bool valid = false; uint32_t b = 0, ldb = 0; bool tb = false; Range range{0, 0}; };
+  std::vector<Held> held(static_cast<size_t>(arrays));
+  auto tcm_written = [&](Range r) {
+    for (auto& h : held)
+      if (h.valid && h.range.overlaps(r)) h.valid = false;
+  };
+
+  for (const Instr& in : p.code) {
+    if (opt.functional) exec_functional(p, in);
+    if (!opt.timing) continue;
+    const double issue = cost_.issue_cycles(in.op);
+    now += issue;
+    rep.issue_cycles += issue;
+    switch (in.op) {
+      case Opcode::kDmaLoad:
+      case Opcode::kDmaStore: {
+        const DmaArgs& d = in.dma;
+        const size_t ch = size_t(std::min_element(dma_free.begin(), dma_free.end()) - dma_free.begin());
+        const double dur = cost_.dma_cycles(d.rows, d.row_bytes);
+        const double end = std::max(now, dma_free[ch]) + dur;
+        dma_free[ch] = end;
+        event_time[d.event] = std::max(event_time[d.event], end);
+        rep.dma_busy_cycles += dur;
+        rep.dma_transfers++;
+        const uint64_t bytes = uint64_t(d.rows) * d.row_bytes;
+        if (in.op == Opcode::kDmaLoad) {
+          rep.dma_bytes_in += bytes;
+          tcm_written({d.tcm, d.tcm + uint64_t(d.rows - 1) * d.tcm_stride + d.row_bytes});
+        } else {
+          rep.dma_bytes_out += bytes;
+        }
+        break;
+      }
+      case Opcode::kMma: {
+        const MmaArgs& m = in.mma;
+        Held& h = held[m.unit];
+        const bool swap = !(h.valid && h.b == m.b && h.ldb == m.ldb && h.tb == m.tb);
+        const double dur = cost_.tile_cycles(swap);
+        mat_free[m.unit] = std::max(now, mat_free[m.unit]) + dur;
+        rep.matrix_busy_cycles[m.unit] += dur;
+        rep.mma_ops++;
+        rep.stationary_swaps += swap ? 1 : 0;
+        rep.flops += t_.tile_flops();
+        tcm_written({m.c, m.c + uint64_t(T - 1) * m.ldc + row});  // may overwrite another array's B
+        h = {true, m.b, m.ldb, m.tb, {m.b, m.b + uint64_t(T - 1) * m.ldb + row}};
+        break;
+      }
+      case Opcode::kVec: {
+        const VecArgs& v = in.vec;
+        const double dur = cost_.vector_cycles(v.op, v.n);
+        vec_free = std::max(now, vec_free) + dur;
+        rep.vector_busy_cycles += dur;
+        rep.vec_ops++;
+        rep.vector_lane_ops += cost_.vector_lane_ops(v.op, v.n);
+        tcm_written({v.dst, v.dst + vec_footprint(v.op, v.n).dst_bytes});
+        break;
+      }
+      case Opcode::kSignal: {
+        double t = now;
+        if (in.sync.units & kUnitDma) t = std::max(t, *std::max_element(dma_free.begin(), dma_free.end()));
+        if (in.sync.units & kUnitMatrix) t = std::max(t, *std::max_element(mat_free.begin(), mat_free.end()));
+        if (in.sync.units & kUnitVector) t = std::max(t, vec_free);
+        event_time[in.sync.event] = std::max(event_time[in.sync.event], t + cost_.signal_latency_cycles());
+        break;
+      }
+      case Opcode::kWait: {
+        const double t = event_time[in.sync.event];
+        if (t > now) { rep.issue_stall_cycles += t - now; now = t; }
+        break;
+      }
+      case Opcode::kBarrier: {
+        double t = std::max(now, vec_free);
+        t = std::max(t, *std::max_element(dma_free.begin(), dma_free.end()));
+        t = std::max(t, *std::max_element(mat_free.begin(), mat_free.end()));
+        if (t > now) { rep.issue_stall_cycles += t - now; now = t; }
+        break;
+      }
+    }
+  }
+  if (opt.timing) {
+    double end = std::max(now, vec_free);
+    end = std::max(end, *std::max_element(dma_free.begin(), dma_free.end()));
+    end = std::max(end, *std::max_element(mat_free.begin(), mat_free.end()));
+    rep.total_cycles = end;
+    rep.seconds = t_.seconds(end);
+    rep.energy_j = cost_.energy_joules(rep.flops, rep.vector_lane_ops, double(rep.dma_bytes_in + rep.dma_bytes_out), rep.seconds);
+  }
+  return rep;
+}
+
+}  // namespace tandem::npu

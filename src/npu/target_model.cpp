@@ -1,0 +1,232 @@
+#include "npu/target_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace tandem::npu {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kVecOpNames[kNumVecOps] = {
+    "add", "mul", "scale", "fill", "silu", "swiglu", "sumsq", "rmsapply",
+    "cvt_f32_f16", "cvt_f16_f32", "unpack_q8", "unpack_q4"};
+
+std::string clip(const std::string& s) { return s.size() > 120 ? s.substr(0, 117) + "..." : s; }
+
+// Walks the JSON for one target description, collecting the first error.
+class Reader {
+ public:
+  Reader(const json& root, std::string file) : root_(root), file_(std::move(file)) {}
+
+  // A leaf {"value": number > 0, "source": non-empty string}. integer: value must be integral.
+  double number(const std::string& path, bool integer) {
+    seen_.insert(path);
+    if (!status_.ok()) return 0;
+    const json* node = &root_;
+    size_t start = 0;
+    while (true) {
+      const size_t dot = path.find('.', start);
+      const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      if (!node->is_object() || !node->contains(key)) {
+        fail("missing field '" + path + "'");
+        return 0;
+      }
+      node = &(*node)[key];
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    if (!node->is_object() || !node->contains("value") || !node->contains("source")) {
+      fail("field '" + path + "' must be {\"value\": number, \"source\": string}, got " + clip(node->dump()));
+      return 0;
+    }
+    const json& v = (*node)["value"];
+    const json& s = (*node)["source"];
+    if (!s.is_string() || s.get<std::string>().empty()) {
+      fail("field '" + path + ".source' must be a non-empty string, got " + clip(s.dump()));
+      return 0;
+    }
+    const std::string src = s.get<std::string>();
+    if (src.rfind("assumption", 0) == 0 && src.find(':') == std::string::npos) {
+      fail("field '" + path + ".source' is an assumption without a reason ('assumption: <reason>'), got " + clip(s.dump()));
+      return 0;
+    }
+    if (!v.is_number()) {
+      fail("field '" + path + ".value' must be a number, got " + clip(v.dump()));
+      return 0;
+    }
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || d <= 0 || (integer && (d != std::floor(d) || d > 1e15))) {
+      fail("field '" + path + ".value' must be a positive " + (integer ? "integer" : "number") + ", got " + clip(v.dump()));
+      return 0;
+    }
+    return d;
+  }
+
+  std::string string(const std::string& key) {
+    if (!status_.ok()) return {};
+    if (!root_.contains(key) || !root_[key].is_string() || root_[key].get<std::string>().empty()) {
+      fail("field '" + key + "' must be a non-empty string, got " + (root_.contains(key) ? clip(root_[key].dump()) : "nothing"));
+      return {};
+    }
+    return root_[key].get<std::string>();
+  }
+
+  // Any leaf (an object holding "value") that was not asked for is a typo or a stale field.
+  void check_unknown(const json& node, const std::string& prefix) {
+    if (!status_.ok() || !node.is_object()) return;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const std::string path = prefix.empty() ? it.key() : prefix + "." + it.key();
+      if (prefix.empty() && (it.key() == "name" || it.key() == "description")) continue;
+      if (it.value().is_object() && it.value().contains("value")) {
+        if (!seen_.count(path)) return fail("unknown field '" + path + "'");
+      } else if (it.value().is_object()) {
+        check_unknown(it.value(), path);
+      } else {
+        return fail("unknown field '" + path + "' (value " + clip(it.value().dump()) + ")");
+      }
+    }
+  }
+
+  void fail(const std::string& msg) {
+    if (status_.ok()) status_ = InvalidArgument(file_ + ": " + msg);
+  }
+  const Status& status() const { return status_; }
+  const std::set<std::string>& seen() const { return seen_; }
+
+ private:
+  const json& root_;
+  std::string file_;
+  Status status_;
+  std::set<std::string> seen_;
+};
+
+Result<TargetModel> parse(const json& root, const std::string& file) {
+  if (!root.is_object()) return InvalidArgument(file + ": top level must be a JSON object");
+  Reader r(root, file);
+  TargetModel t;
+  t.file = file;
+  t.name = r.string("name");
+  auto& m = t.matrix;
+  m.tile_dim = int(r.number("matrix.tile_dim", true));
+  m.arrays = int(r.number("matrix.arrays", true));
+  m.clock_hz = r.number("matrix.clock_hz", false);
+  m.stream_rows_per_cycle = r.number("matrix.stream_rows_per_cycle", false);
+  m.stationary_load_bytes_per_cycle = r.number("matrix.stationary_load_bytes_per_cycle", false);
+  m.pipeline_fill_drain_cycles = r.number("matrix.pipeline_fill_drain_cycles", false);
+  t.tcm.bytes = uint64_t(r.number("tcm.bytes", true));
+  t.tcm.alignment_bytes = uint32_t(r.number("tcm.alignment_bytes", true));
+  t.dma.channels = int(r.number("dma.channels", true));
+  t.dma.bandwidth_bytes_per_s = r.number("dma.bandwidth_bytes_per_s", false);
+  t.dma.setup_cycles = r.number("dma.setup_cycles", false);
+  t.dma.row_cycles = r.number("dma.row_cycles", false);
+  t.ddr_single_processor_bytes_per_s = r.number("ddr.single_processor_bytes_per_s", false);
+  t.vector.width_bits = int(r.number("vector.width_bits", true));
+  t.vector.units = int(r.number("vector.units", true));
+  t.vector.startup_cycles = r.number("vector.startup_cycles", false);
+  for (int i = 0; i < kNumVecOps; ++i)
+    t.vector.op_cycles_per_vector[i] = r.number("vector.op_cycles_per_vector." + std::string(kVecOpNames[i]), false);
+  t.issue.dma_cycles = r.number("issue.dma_cycles", false);
+  t.issue.mma_cycles = r.number("issue.mma_cycles", false);
+  t.issue.vec_cycles = r.number("issue.vec_cycles", false);
+  t.issue.sync_cycles = r.number("issue.sync_cycles", false);
+  t.issue.signal_latency_cycles = r.number("issue.signal_latency_cycles", false);
+  t.prepare.fixed_s = r.number("prepare.fixed_s", false);
+  t.prepare.per_byte_s = r.number("prepare.per_byte_s", false);
+  t.power.matrix_pj_per_flop = r.number("power.matrix_pj_per_flop", false);
+  t.power.vector_pj_per_lane_op = r.number("power.vector_pj_per_lane_op", false);
+  t.power.dma_pj_per_byte = r.number("power.dma_pj_per_byte", false);
+  t.power.static_w = r.number("power.static_w", false);
+  r.check_unknown(root, "");
+  if (!r.status().ok()) return r.status();
+
+  // Cross-field consistency.
+  if (m.tile_dim > 256) return InvalidArgument(file + ": field 'matrix.tile_dim' must be <= 256, got " + std::to_string(m.tile_dim));
+  if (t.vector.width_bits % 16 != 0)
+    return InvalidArgument(file + ": field 'vector.width_bits' must be a multiple of 16, got " + std::to_string(t.vector.width_bits));
+  const uint32_t a = t.tcm.alignment_bytes;
+  if ((a & (a - 1)) != 0 || t.tile_row_bytes() % a != 0)
+    return InvalidArgument(file + ": field 'tcm.alignment_bytes' must be a power of two dividing the tile row (" +
+                           std::to_string(t.tile_row_bytes()) + " B), got " + std::to_string(a));
+  if (t.tcm.bytes % a != 0 || t.tcm.bytes > (uint64_t(1) << 31) || t.tcm.bytes < 4ull * t.tile_bytes())
+    return InvalidArgument(file + ": field 'tcm.bytes' must be a multiple of the alignment, >= 4 tiles and <= 2 GiB, got " +
+                           std::to_string(t.tcm.bytes));
+  return t;
+}
+
+}  // namespace
+
+std::string_view vec_op_name(VecOp op) {
+  const int i = int(op);
+  return i >= 0 && i < kNumVecOps ? kVecOpNames[i] : std::string_view("?");
+}
+
+const std::vector<std::string>& TargetModel::required_fields() {
+  static const std::vector<std::string> fields = [] {
+    // Must list exactly what parse() asks for, in order (the tests check each one).
+    std::vector<std::string> f = {
+        "matrix.tile_dim", "matrix.arrays", "matrix.clock_hz", "matrix.stream_rows_per_cycle",
+        "matrix.stationary_load_bytes_per_cycle", "matrix.pipeline_fill_drain_cycles", "tcm.bytes",
+        "tcm.alignment_bytes", "dma.channels", "dma.bandwidth_bytes_per_s", "dma.setup_cycles", "dma.row_cycles",
+        "ddr.single_processor_bytes_per_s", "vector.width_bits", "vector.units", "vector.startup_cycles"};
+    for (auto n : kVecOpNames) f.push_back("vector.op_cycles_per_vector." + std::string(n));
+    for (const char* s : {"issue.dma_cycles", "issue.mma_cycles", "issue.vec_cycles", "issue.sync_cycles",
+                          "issue.signal_latency_cycles", "prepare.fixed_s", "prepare.per_byte_s",
+                          "power.matrix_pj_per_flop", "power.vector_pj_per_lane_op", "power.dma_pj_per_byte",
+                          "power.static_w"})
+      f.push_back(s);
+    return f;
+  }();
+  return fields;
+}
+
+Result<TargetModel> TargetModel::from_json_text(std::string_view text, std::string_view file_label) {
+  const std::string file(file_label);
+  json root;
+  try {
+    root = json::parse(text.begin(), text.end());
+  } catch (const std::exception& e) {
+    return InvalidArgument(file + ": not valid JSON: " + e.what());
+  }
+  try {
+    return parse(root, file);
+  } catch (const std::exception& e) {  // nlohmann type errors should not happen (checked), but never escape
+    return InvalidArgument(file + ": " + e.what());
+  }
+}
+
+Result<TargetModel> TargetModel::load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError(path + ": cannot open NPU target description");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return from_json_text(ss.str(), path);
+}
+
+std::string TargetModel::default_path() {
+#ifdef TANDEM_NPU_DATA_DIR
+  return std::string(TANDEM_NPU_DATA_DIR) + "/hexagon-v75.json";
+#else
+  return "data/npu/hexagon-v75.json";
+#endif
+}
+
+Result<TargetModel> TargetModel::load_default() { return load(default_path()); }
+
+double TargetModel::peak_fp16_flops() const {
+  // One tile op (2 x T^3 FLOP) streams T rows at stream_rows_per_cycle.
+  const double cycles_per_tile = matrix.tile_dim / matrix.stream_rows_per_cycle;
+  return matrix.arrays * tile_flops() / cycles_per_tile * matrix.clock_hz;
+}
+
+double TargetModel::dma_bytes_per_s() const {
+  return std::min(dma.bandwidth_bytes_per_s, ddr_single_processor_bytes_per_s);
+}
+
+}  // namespace tandem::npu

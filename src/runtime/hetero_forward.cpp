@@ -1,0 +1,90 @@
+#include "runtime/hetero_forward.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "devices/registry.h"
+
+namespace tandem {
+
+Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<const Model> model, HeteroOptions o) {
+  std::unique_ptr<HeteroForward> h(new HeteroForward());
+  const ModelConfig& c = model->config();
+  const int context = o.context > 0 ? o.context : std::min(c.context_length, 4096);
+  const int max_batch = std::max(1, std::min(o.max_batch, context));
+  graph::BufferPlan plan(h->memory_, c, max_batch, context);
+  // Staging for padded NPU runs: the largest standard length by the widest row.
+  const int64_t pad_rows = o.partition.standard_lengths.empty()
+                               ? 1 : *std::max_element(o.partition.standard_lengths.begin(), o.partition.standard_lengths.end());
+  const int64_t pad_cols = std::max(c.dim, c.ffn_dim);
+  const size_t pad_x = h->memory_.reserve("npu padding in [L x width]", size_t(pad_rows * pad_cols) * sizeof(float));
+  const size_t pad_y = h->memory_.reserve("npu padding out [L x width]", size_t(pad_rows * pad_cols) * sizeof(float));
+  TANDEM_RETURN_IF_ERROR(h->memory_.allocate());
+  h->buffers_ = plan.bind(h->memory_);
+
+  std::map<std::string, devices::Device*> raw;
+  for (const std::string& name : {o.partition.gpu, o.partition.npu}) {
+    if (h->devices_.count(name)) continue;
+    TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<devices::Device> d, devices::open_device(name, model, o.n_threads));
+    TANDEM_RETURN_IF_ERROR(d->map_shared_memory(h->memory_.get(0), h->memory_.total_bytes()));
+    raw[name] = d.get();
+    h->devices_[name] = std::move(d);
+  }
+  devices::Device* npu = h->devices_.at(o.partition.npu).get();
+  // Injected faults (tests, drills): TANDEM_NPU_FAULT=prepare makes every NPU graph build fail.
+  const char* fault = std::getenv("TANDEM_NPU_FAULT");
+  const bool fail_prepare = fault && std::string(fault) == "prepare";
+  bool warned = false;
+  auto npu_can_run = [npu, fail_prepare, warned](const devices::GraphSpec& spec) mutable {
+    Result<devices::PrepareReport> r = fail_prepare ? Result<devices::PrepareReport>(Internal("injected NPU prepare failure"))
+                                                    : npu->prepare(spec);
+    if (!r.ok() && !warned) {
+      std::fprintf(stderr, "tandem: warning: npu cannot run %s (%s); that part runs on the GPU\n", spec.key().c_str(),
+                   r.status().message().c_str());
+      warned = true;
+    }
+    return r.ok();
+  };
+  PadScratch pad{h->memory_.get_as<float>(pad_x), h->memory_.get_as<float>(pad_y), pad_rows, pad_cols};
+  h->partitioner_ = std::make_unique<Partitioner>(o.partition, pad, npu_can_run);
+  h->driver_ = std::make_unique<RealDriver>(raw);
+  h->model_ = std::move(model);
+  return h;
+}
+
+double HeteroForward::prepare_seconds() const {
+  double total = 0;
+  for (const auto& [name, d] : devices_) total += d->prepare_seconds_total();
+  return total;
+}
+
+Status HeteroForward::eval(std::span<const TokenId> tokens, int n_past, float* logits, bool all_logits) {
+  const ModelConfig& c = model_->config();
+  if (tokens.empty()) return InvalidArgument("eval: no tokens");
+  if (n_past < 0 || size_t(n_past) + tokens.size() > size_t(buffers_.context)) {
+    return OutOfRange("eval: positions exceed the context of " + std::to_string(buffers_.context) + " tokens");
+  }
+  for (TokenId t : tokens)
+    if (t < 0 || t >= c.n_vocab) return InvalidArgument("eval: token id " + std::to_string(t) + " is outside the vocabulary");
+  for (size_t done = 0; done < tokens.size();) {
+    const int n = int(std::min(tokens.size() - done, size_t(buffers_.max_batch)));
+    const bool last = done + size_t(n) == tokens.size();
+    float* out = all_logits ? logits + done * size_t(c.n_vocab) : (last ? logits : nullptr);
+    graph::prepare_chunk(c, buffers_, tokens.data() + done, n, n_past + int(done));
+    const std::vector<devices::OpCall> ops = graph::build_forward(*model_, buffers_, n, n_past + int(done), out, all_logits);
+    graph_.clear();
+    std::vector<int> after;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const devices::OpCall& op = ops[i];
+      // Layer matmuls are the splittable ones; the vocabulary projection stays whole.
+      const bool splittable = op.kind == devices::OpKind::kMatmul && op.weight != &model_->output();
+      after = partitioner_->lower(op, splittable, after, graph_, "op" + std::to_string(i) + " " + op.describe());
+    }
+    TANDEM_RETURN_IF_ERROR(driver_->run(graph_));
+    done += size_t(n);
+  }
+  return Status::Ok();
+}
+
+}  // namespace tandem

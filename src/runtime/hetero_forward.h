@@ -1,0 +1,50 @@
+// The forward pass across several devices at once: each chunk's op list is lowered by the
+// partition strategy into a TaskGraph that the RealDriver runs on the GPU, NPU and host workers.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "graph/transformer_graph.h"
+#include "runtime/forward.h"
+#include "runtime/memory_pool.h"
+#include "runtime/partition.h"
+#include "runtime/real_driver.h"
+
+namespace tandem {
+
+struct HeteroOptions {
+  PartitionOptions partition;
+  int context = 0;      // 0: min(model context, 4096)
+  int max_batch = 512;  // tokens per chunk
+  int n_threads = 2;    // for a cpu device, if one is used
+};
+
+class HeteroForward final : public Forward {
+ public:
+  // Opens the partition's GPU and NPU devices and maps the shared memory pool on both.
+  static Result<std::unique_ptr<HeteroForward>> create(std::shared_ptr<const Model> model, HeteroOptions options);
+  Status eval(std::span<const TokenId> tokens, int n_past, float* logits, bool all_logits = false) override;
+
+  int context() const override { return buffers_.context; }
+  const DriverStats& stats() const { return driver_->stats(); }
+  const std::vector<TaskTiming>& timings() const { return driver_->timings(); }
+  std::string memory_report() const override { return memory_.describe(); }
+  int fallbacks() const { return partitioner_->fallbacks(); }
+  double prepare_seconds() const;       // NPU graph builds so far (modeled)
+  const TaskGraph& last_graph() const { return graph_; }
+
+ private:
+  HeteroForward() = default;
+  std::shared_ptr<const Model> model_;
+  std::map<std::string, std::unique_ptr<devices::Device>> devices_;
+  MemoryPool memory_;
+  graph::Buffers buffers_;
+  std::unique_ptr<Partitioner> partitioner_;
+  std::unique_ptr<RealDriver> driver_;
+  TaskGraph graph_;
+};
+
+}  // namespace tandem

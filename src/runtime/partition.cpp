@@ -1,0 +1,249 @@
+#include "runtime/partition.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace tandem {
+
+using devices::Act;
+using devices::GraphSpec;
+using devices::OpCall;
+using devices::OpKind;
+
+namespace {
+
+struct NamedStrategy {
+  Strategy s;
+  const char* name;
+};
+constexpr NamedStrategy kStrategies[] = {
+    {Strategy::kGpuOnly, "gpu-only"},       {Strategy::kNpuOnly, "npu-only"},
+    {Strategy::kLayer, "layer"},            {Strategy::kWeightCentric, "weight-centric"},
+    {Strategy::kActivationCentric, "activation-centric"}, {Strategy::kMultiTensor, "multi-tensor"},
+    {Strategy::kHybrid, "hybrid"},          {Strategy::kPadding, "padding"},
+    {Strategy::kOnlinePrepare, "online-prepare"}, {Strategy::kNpuPipe, "npu-pipe"},
+};
+
+// Activation rows [r0, r1) of a matmul call, with weight rows [w0, w1).
+OpCall slice(const OpCall& op, int64_t r0, int64_t r1, int64_t w0, int64_t w1) {
+  OpCall c = op;
+  c.a = Act{op.a.data + r0 * op.a.ld, r1 - r0, op.a.cols, op.a.ld};
+  c.out = Act{op.out.data + r0 * op.out.ld, r1 - r0, op.out.cols, op.out.ld};
+  c.row_begin = w0;
+  c.row_end = w1;
+  return c;
+}
+
+std::string range(const char* what, int64_t a, int64_t b) {
+  return std::string(what) + " " + std::to_string(a) + ":" + std::to_string(b);
+}
+
+}  // namespace
+
+const char* strategy_name(Strategy s) {
+  for (const NamedStrategy& n : kStrategies)
+    if (n.s == s) return n.name;
+  return "?";
+}
+
+std::vector<std::string> strategy_names() {
+  std::vector<std::string> out;
+  for (const NamedStrategy& n : kStrategies) out.push_back(n.name);
+  return out;
+}
+
+Result<Strategy> strategy_from_name(const std::string& name) {
+  std::string all;
+  for (const NamedStrategy& n : kStrategies) {
+    if (name == n.name) return n.s;
+    all += (all.empty() ? "" : ", ") + std::string(n.name);
+  }
+  return InvalidArgument("--strategy: '" + name + "' is not a strategy (" + all + ")");
+}
+
+Partitioner::Partitioner(PartitionOptions options, PadScratch pad, std::function<bool(const GraphSpec&)> npu_can_run)
+    : opt_(std::move(options)), pad_(pad), npu_can_run_(std::move(npu_can_run)) {
+  std::sort(opt_.standard_lengths.begin(), opt_.standard_lengths.end());
+}
+
+bool Partitioner::is_standard(int64_t m) const {
+  return m == 1 || std::find(opt_.standard_lengths.begin(), opt_.standard_lengths.end(), m) != opt_.standard_lengths.end();
+}
+
+int64_t Partitioner::largest_standard_at_most(int64_t m) const {
+  int64_t best = 0;
+  for (int L : opt_.standard_lengths)
+    if (L <= m) best = L;
+  return best;
+}
+
+int64_t Partitioner::smallest_standard_at_least(int64_t m) const {
+  for (int L : opt_.standard_lengths)
+    if (L >= m) return L;
+  return 0;
+}
+
+int64_t Partitioner::gpu_rows_of(const OpCall& op) const {
+  // The NPU's share is kept a multiple of its 32-row tiles so its sub-shape pads nothing.
+  const int64_t rows = op.weight->rows;
+  int64_t npu = int64_t(std::llround(double(rows) * (1.0 - opt_.gpu_share) / 32.0)) * 32;
+  npu = std::clamp<int64_t>(npu, 0, rows);
+  return rows - npu;
+}
+
+std::vector<int> Partitioner::gpu_part(const OpCall& op, int64_t r0, int64_t r1, int64_t w0, int64_t w1,
+                                       const std::vector<int>& after, TaskGraph& g, const std::string& label) {
+  if (r0 >= r1 || w0 >= w1) return {};
+  Task t;
+  t.device = opt_.gpu;
+  t.call = slice(op, r0, r1, w0, w1);
+  t.deps = after;
+  t.label = label + " gpu " + range("rows", r0, r1) + " " + range("w", w0, w1);
+  return {g.add(std::move(t))};
+}
+
+std::vector<int> Partitioner::npu_part(const OpCall& op, int64_t r0, int64_t r1, int64_t w0, int64_t w1,
+                                       const std::vector<int>& after, TaskGraph& g, const std::string& label,
+                                       bool exact_shape) {
+  if (r0 >= r1 || w0 >= w1) return {};
+  const int64_t m = r1 - r0;
+  if (exact_shape || is_standard(m)) {
+    OpCall c = slice(op, r0, r1, w0, w1);
+    if (!npu_can_run_(GraphSpec::of(c))) {
+      ++fallbacks_;
+      return gpu_part(op, r0, r1, w0, w1, after, g, label + " (npu fallback)");
+    }
+    Task t;
+    t.device = opt_.npu;
+    t.call = c;
+    t.deps = after;
+    t.label = label + " npu " + range("rows", r0, r1) + " " + range("w", w0, w1);
+    return {g.add(std::move(t))};
+  }
+  // Padded: pieces of at most the largest standard length, each staged through the scratch.
+  const int64_t largest = opt_.standard_lengths.empty() ? 1 : opt_.standard_lengths.back();
+  std::vector<int> deps = after;
+  for (int64_t p0 = r0; p0 < r1;) {
+    const int64_t piece = std::min(r1 - p0, largest);
+    const int64_t L = is_standard(piece) ? piece : smallest_standard_at_least(piece);
+    const int64_t in = op.a.cols, width = op.out.cols;
+    OpCall staged = op;
+    staged.a = Act{pad_.x, L, in, in};
+    staged.out = Act{pad_.y, L, width, width};
+    staged.row_begin = w0;
+    staged.row_end = w1;
+    if (L > pad_.max_rows || in > pad_.max_cols || width > pad_.max_cols || !npu_can_run_(GraphSpec::of(staged))) {
+      ++fallbacks_;
+      deps = gpu_part(op, p0, p0 + piece, w0, w1, deps, g, label + " (npu fallback)");
+      p0 += piece;
+      continue;
+    }
+    const float* src = op.a.data + p0 * op.a.ld;
+    const int64_t lda = op.a.ld;
+    float* px = pad_.x;
+    Task in_copy;
+    in_copy.device = "host";
+    in_copy.host_bytes = uint64_t(L * in) * sizeof(float);
+    in_copy.host_step = [=] {
+      for (int64_t i = 0; i < piece; ++i) std::memcpy(px + i * in, src + i * lda, size_t(in) * sizeof(float));
+      std::memset(px + piece * in, 0, size_t((L - piece) * in) * sizeof(float));  // the padding rows
+    };
+    in_copy.deps = deps;
+    in_copy.label = label + " pad " + std::to_string(piece) + "->" + std::to_string(L) + " in";
+    const int copy_in = g.add(std::move(in_copy));
+    Task run;
+    run.device = opt_.npu;
+    run.call = staged;
+    run.deps = {copy_in};
+    run.label = label + " npu padded " + range("rows", p0, p0 + piece) + " " + range("w", w0, w1);
+    const int npu = g.add(std::move(run));
+    float* dst = op.out.data + p0 * op.out.ld;
+    const int64_t ldo = op.out.ld;
+    const float* py = pad_.y;
+    Task out_copy;
+    out_copy.device = "host";
+    out_copy.host_bytes = uint64_t(piece * (w1 - w0)) * sizeof(float);
+    out_copy.host_step = [=] {
+      for (int64_t i = 0; i < piece; ++i)
+        std::memcpy(dst + i * ldo + w0, py + i * width + w0, size_t(w1 - w0) * sizeof(float));
+    };
+    out_copy.deps = {npu};
+    out_copy.label = label + " pad out";
+    deps = {g.add(std::move(out_copy))};
+    p0 += piece;
+  }
+  return deps;
+}
+
+std::vector<int> Partitioner::npu_pipe(const OpCall& op, const std::vector<int>& after, TaskGraph& g,
+                                       const std::string& label) {
+  // Standard-size sub-graphs back to back on the NPU alone; the last remainder is padded.
+  const int64_t n = op.out.rows, R = op.weight->rows;
+  std::vector<int> deps = after;
+  for (int64_t r0 = 0; r0 < n;) {
+    int64_t piece = largest_standard_at_most(n - r0);
+    if (piece == 0) piece = n - r0;  // shorter than every standard length: padded
+    deps = npu_part(op, r0, r0 + piece, 0, R, deps, g, label, false);
+    r0 += piece;
+  }
+  return deps;
+}
+
+std::vector<int> Partitioner::lower(const OpCall& op, bool splittable, const std::vector<int>& after, TaskGraph& g,
+                                    const std::string& label) {
+  if (!splittable || op.kind != OpKind::kMatmul) {
+    // Everything else (norms, rope, attention, SwiGLU, the vocabulary projection) runs whole on
+    // the GPU, as HeteroInfer places them.
+    Task t;
+    t.device = opt_.gpu;
+    t.call = op;
+    t.deps = after;
+    t.label = label + " gpu";
+    return {g.add(std::move(t))};
+  }
+  const int64_t n = op.out.rows, R = op.weight->rows;
+  auto join = [](std::vector<int> a, const std::vector<int>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  switch (opt_.strategy) {
+    case Strategy::kGpuOnly: return gpu_part(op, 0, n, 0, R, after, g, label);
+    case Strategy::kNpuOnly:
+    case Strategy::kPadding: return npu_part(op, 0, n, 0, R, after, g, label, false);
+    case Strategy::kOnlinePrepare: return npu_part(op, 0, n, 0, R, after, g, label, true);
+    case Strategy::kNpuPipe: return npu_pipe(op, after, g, label);
+    case Strategy::kLayer:
+      // Prefill is NPU-dominant (matmuls on the NPU), decode GPU-dominant.
+      return n > 1 ? npu_part(op, 0, n, 0, R, after, g, label, false) : gpu_part(op, 0, n, 0, R, after, g, label);
+    case Strategy::kWeightCentric: {
+      const int64_t split = gpu_rows_of(op);
+      return join(gpu_part(op, 0, n, 0, split, after, g, label), npu_part(op, 0, n, split, R, after, g, label, false));
+    }
+    case Strategy::kActivationCentric: {
+      const int64_t L = is_standard(n) ? n : largest_standard_at_most(n);
+      return join(npu_part(op, 0, L, 0, R, after, g, label, false), gpu_part(op, L, n, 0, R, after, g, label));
+    }
+    case Strategy::kMultiTensor: {
+      // Several standard chunks back to back on the NPU, one remainder on the GPU alongside.
+      const int64_t L = is_standard(n) ? n : largest_standard_at_most(n);
+      if (L == 0) return gpu_part(op, 0, n, 0, R, after, g, label);
+      const int64_t chunks = n / L;
+      std::vector<int> npu_deps = after;
+      for (int64_t c = 0; c < chunks; ++c) npu_deps = npu_part(op, c * L, (c + 1) * L, 0, R, npu_deps, g, label, false);
+      return join(npu_deps, gpu_part(op, chunks * L, n, 0, R, after, g, label));
+    }
+    case Strategy::kHybrid: {
+      // The standard part split by weight rows (the NPU gets a friendly sub-shape, the GPU
+      // balances it); the dynamic remainder padded onto the NPU for the same weight rows.
+      const int64_t L = is_standard(n) ? n : largest_standard_at_most(n);
+      const int64_t split = gpu_rows_of(op);
+      std::vector<int> done = gpu_part(op, 0, n, 0, split, after, g, label);
+      done = join(done, npu_part(op, 0, L, split, R, after, g, label, false));
+      return join(done, npu_part(op, L, n, split, R, after, g, label, false));
+    }
+  }
+  return gpu_part(op, 0, n, 0, R, after, g, label);
+}
+
+}  // namespace tandem

@@ -1,0 +1,76 @@
+// Partition executors: how one op of the transformer becomes tasks on the GPU and the NPU under
+// each strategy of HeteroInfer (docs/SEEDS.md A.2), including the baselines it must beat.
+//
+// The NPU runs only static shapes: activation row counts from the standard lengths (plus 1, the
+// decode graph). A part of a dynamic length is either cut to a standard length (activation-
+// centric, multi-tensor), padded up to one through a scratch buffer (padding, npu-only, layer,
+// weight-centric and the hybrid's remainder), or prepared for its exact length at run time
+// (online-prepare, charged the NPU's graph-build cost).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "runtime/task_graph.h"
+
+namespace tandem {
+
+enum class Strategy {
+  kGpuOnly, kNpuOnly, kLayer, kWeightCentric, kActivationCentric, kMultiTensor, kHybrid,
+  kPadding, kOnlinePrepare, kNpuPipe,
+};
+const char* strategy_name(Strategy s);
+Result<Strategy> strategy_from_name(const std::string& name);  // error lists the names
+std::vector<std::string> strategy_names();
+
+struct PartitionOptions {
+  Strategy strategy = Strategy::kGpuOnly;
+  double gpu_share = 0.5;  // weight-centric and hybrid: fraction of weight rows on the GPU
+  std::vector<int> standard_lengths = {32, 64, 128, 256, 512, 1024};
+  std::string gpu = "opencl", npu = "npu";  // device names
+};
+
+// Where padded NPU runs stage their rows: [max_rows x max_cols] floats each.
+struct PadScratch {
+  float* x = nullptr;
+  float* y = nullptr;
+  int64_t max_rows = 0, max_cols = 0;
+};
+
+class Partitioner {
+ public:
+  // npu_can_run(spec) prepares (or finds) the NPU graph for spec; false makes that part fall
+  // back to the GPU (an unsupported weight type, or an injected prepare failure).
+  Partitioner(PartitionOptions options, PadScratch pad, std::function<bool(const devices::GraphSpec&)> npu_can_run);
+
+  // Appends the tasks of `op` (each depending on `after`) and returns the tasks that finish it.
+  // splittable: a layer matmul the strategy may place on the NPU; everything else goes to the GPU.
+  std::vector<int> lower(const devices::OpCall& op, bool splittable, const std::vector<int>& after, TaskGraph& g,
+                         const std::string& label);
+
+  const PartitionOptions& options() const { return opt_; }
+  int fallbacks() const { return fallbacks_; }  // NPU parts that ran on the GPU instead
+
+ private:
+  bool is_standard(int64_t m) const;
+  int64_t largest_standard_at_most(int64_t m) const;   // 0 if none
+  int64_t smallest_standard_at_least(int64_t m) const;  // 0 if none
+  std::vector<int> gpu_part(const devices::OpCall& op, int64_t r0, int64_t r1, int64_t w0, int64_t w1,
+                            const std::vector<int>& after, TaskGraph& g, const std::string& label);
+  // The NPU computes activation rows [r0, r1) x weight rows [w0, w1): in place when the row count
+  // is a static shape (or exact_shape is set: online-prepare), else padded through the scratch
+  // (pieces of at most the largest standard length, run one after another).
+  std::vector<int> npu_part(const devices::OpCall& op, int64_t r0, int64_t r1, int64_t w0, int64_t w1,
+                            const std::vector<int>& after, TaskGraph& g, const std::string& label, bool exact_shape);
+  std::vector<int> npu_pipe(const devices::OpCall& op, const std::vector<int>& after, TaskGraph& g,
+                            const std::string& label);
+  int64_t gpu_rows_of(const devices::OpCall& op) const;  // weight-centric split point
+
+  PartitionOptions opt_;
+  PadScratch pad_;
+  std::function<bool(const devices::GraphSpec&)> npu_can_run_;
+  int fallbacks_ = 0;
+};
+
+}  // namespace tandem

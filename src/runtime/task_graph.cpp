@@ -1,0 +1,39 @@
+#include "runtime/task_graph.h"
+
+#include <sstream>
+
+namespace tandem {
+
+int TaskGraph::add(Task t) {
+  t.id = int(tasks_.size());
+  tasks_.push_back(std::move(t));
+  return tasks_.back().id;
+}
+
+Status TaskGraph::verify() const {
+  for (const Task& t : tasks_) {
+    if (t.call.has_value() == bool(t.host_step)) {
+      return Internal("task graph: task " + std::to_string(t.id) + " (" + t.label + ") must have exactly one of a call or a host step");
+    }
+    if (t.call && t.device == "host") return Internal("task graph: task " + std::to_string(t.id) + " is a kernel on 'host'");
+    for (int d : t.deps) {
+      if (d < 0 || d >= t.id) {
+        return Internal("task graph: task " + std::to_string(t.id) + " (" + t.label + ") depends on task " +
+                        std::to_string(d) + ", which does not come before it");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+std::string TaskGraph::dump() const {
+  std::ostringstream s;
+  for (const Task& t : tasks_) {
+    s << t.id << " [" << t.device << "] " << t.label << " <-";
+    for (int d : t.deps) s << ' ' << d;
+    s << '\n';
+  }
+  return s.str();
+}
+
+}  // namespace tandem

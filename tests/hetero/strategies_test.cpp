@@ -1,0 +1,140 @@
+// Every partition strategy, executed for real on the opencl + npu devices and merged, must
+// generate exactly the tokens the cpu alone generates.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "devices/cpu/cpu_forward.h"
+#include "devices/cpu/matmul/matmul.h"
+#include "devices/registry.h"
+#include "runtime/hetero_forward.h"
+#include "runtime/sampler.h"
+#include "tests/model/test_models.h"
+
+namespace tandem {
+namespace {
+
+bool opencl_available() {
+  static const bool ok = devices::open_device("opencl", nullptr, 1).ok();
+  return ok;
+}
+
+// Greedy generation: prompt (prefilled in chunks), then n_gen single-token steps.
+template <class Forward>
+std::vector<TokenId> greedy(Forward& f, const std::vector<TokenId>& prompt, int n_gen, int n_vocab) {
+  std::vector<float> logits(static_cast<size_t>(n_vocab));
+  std::vector<TokenId> out;
+  EXPECT_TRUE(f.eval(prompt, 0, logits.data()).ok());
+  int pos = int(prompt.size());
+  for (int i = 0; i < n_gen; ++i) {
+    const TokenId t = argmax(logits);
+    out.push_back(t);
+    Status st = f.eval(std::span(&t, 1), pos++, logits.data());
+    EXPECT_TRUE(st.ok()) << st.message();
+  }
+  return out;
+}
+
+HeteroOptions small_options(Strategy s) {
+  HeteroOptions o;
+  o.partition.strategy = s;
+  o.partition.gpu_share = 0.5;
+  o.partition.standard_lengths = {4, 8};  // small static shapes so short prompts exercise every path
+  o.context = 64;
+  o.max_batch = 16;
+  return o;
+}
+
+class Strategies : public ::testing::TestWithParam<std::tuple<Strategy, DType>> {};
+
+TEST_P(Strategies, GreedyOutputEqualsCpuOnly) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  const auto [strategy, type] = GetParam();
+  cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
+  auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, type));
+  ASSERT_TRUE(model);
+  const int n_vocab = model->config().n_vocab;
+  // 11 prompt tokens: 8 standard + 3 dynamic; 19 spans two chunks with max_batch 16.
+  for (int prompt_len : {11, 19}) {
+    std::vector<TokenId> prompt;
+    for (int i = 0; i < prompt_len; ++i) prompt.push_back(TokenId((i * 7919 + 3) % n_vocab));
+    auto cpu_only = cpu::CpuForward::create(model, {2, 64, 16});
+    ASSERT_TRUE(cpu_only.ok());
+    const std::vector<TokenId> want = greedy(**cpu_only, prompt, 8, n_vocab);
+    auto hetero = HeteroForward::create(model, small_options(strategy));
+    ASSERT_TRUE(hetero.ok()) << hetero.status().message();
+    const std::vector<TokenId> got = greedy(**hetero, prompt, 8, n_vocab);
+    EXPECT_EQ(got, want) << strategy_name(strategy) << " prompt " << prompt_len;
+    // Strategies that put work on the NPU did so (unless the weight type sends it to the GPU).
+    const bool uses_npu = strategy != Strategy::kGpuOnly;
+    if (uses_npu && type != DType::F32) {
+      EXPECT_GT((*hetero)->stats().busy_seconds.count("npu"), 0u);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, Strategies,
+    ::testing::Combine(::testing::Values(Strategy::kGpuOnly, Strategy::kNpuOnly, Strategy::kLayer, Strategy::kWeightCentric,
+                                         Strategy::kActivationCentric, Strategy::kMultiTensor, Strategy::kHybrid,
+                                         Strategy::kPadding, Strategy::kOnlinePrepare, Strategy::kNpuPipe),
+                       ::testing::Values(DType::Q4_0, DType::Q8_0, DType::F32)),
+    [](const auto& info) {
+      std::string n = std::string(strategy_name(std::get<0>(info.param))) + "_" + std::string(dtype_name(std::get<1>(info.param)));
+      for (char& ch : n)
+        if (ch == '-') ch = '_';
+      return n;
+    });
+
+TEST(Strategies, PaddingStagesRowsButActivationCentricCopiesNothing) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q8_0));
+  ASSERT_TRUE(model);
+  std::vector<TokenId> prompt(11, 42);
+  std::vector<float> logits(static_cast<size_t>(model->config().n_vocab));
+  auto act = HeteroForward::create(model, small_options(Strategy::kActivationCentric));
+  ASSERT_TRUE(act.ok());
+  ASSERT_TRUE((*act)->eval(prompt, 0, logits.data()).ok());
+  EXPECT_EQ((*act)->stats().host_bytes_copied, 0u) << "8 rows on the NPU in place, 3 on the GPU";
+  auto pad = HeteroForward::create(model, small_options(Strategy::kPadding));
+  ASSERT_TRUE(pad.ok());
+  ASSERT_TRUE((*pad)->eval(prompt, 0, logits.data()).ok());
+  EXPECT_GT((*pad)->stats().host_bytes_copied, 0u) << "11 rows are staged as 8 + (3 padded to 4)";
+}
+
+TEST(Strategies, OnlinePrepareChargesOneGraphBuildPerNewLength) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q4_0));
+  ASSERT_TRUE(model);
+  auto h = HeteroForward::create(model, small_options(Strategy::kOnlinePrepare));
+  ASSERT_TRUE(h.ok());
+  std::vector<float> logits(static_cast<size_t>(model->config().n_vocab));
+  ASSERT_TRUE((*h)->eval(std::vector<TokenId>(5, 7), 0, logits.data()).ok());
+  const double after_first = (*h)->prepare_seconds();
+  EXPECT_GT(after_first, 0.0);
+  ASSERT_TRUE((*h)->eval(std::vector<TokenId>(5, 7), 0, logits.data()).ok());  // same length: cached
+  EXPECT_EQ((*h)->prepare_seconds(), after_first);
+  ASSERT_TRUE((*h)->eval(std::vector<TokenId>(6, 7), 0, logits.data()).ok());  // a new length: built again
+  EXPECT_GT((*h)->prepare_seconds(), after_first);
+}
+
+TEST(Strategies, InjectedNpuFailureFallsBackAndKeepsTheOutput) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q4_0));
+  ASSERT_TRUE(model);
+  const int n_vocab = model->config().n_vocab;
+  std::vector<TokenId> prompt{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  auto cpu_only = cpu::CpuForward::create(model, {2, 64, 16});
+  ASSERT_TRUE(cpu_only.ok());
+  const std::vector<TokenId> want = greedy(**cpu_only, prompt, 6, n_vocab);
+  setenv("TANDEM_NPU_FAULT", "prepare", 1);
+  auto h = HeteroForward::create(model, small_options(Strategy::kHybrid));
+  unsetenv("TANDEM_NPU_FAULT");
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(greedy(**h, prompt, 6, n_vocab), want);
+  EXPECT_GT((*h)->fallbacks(), 0);
+  EXPECT_EQ((*h)->stats().busy_seconds.count("npu"), 0u) << "nothing ran on the failed NPU";
+}
+
+}  // namespace
+}  // namespace tandem

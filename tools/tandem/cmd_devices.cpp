@@ -1,0 +1,31 @@
+#include <cstdio>
+
+#include "devices/registry.h"
+#include "tools/tandem/commands.h"
+
+namespace tandem::cli {
+
+Command add_devices(CLI::App& app) {
+  auto threads = std::make_shared<int>(default_threads());
+  CLI::App* sub = app.add_subcommand("devices", "List the devices tandem can run on, with their capabilities");
+  sub->add_option("-t,--threads", *threads, "CPU threads");
+  return {sub, [threads]() -> Status {
+            std::printf("| %-7s | %-4s | %-9s | %-14s | %-5s | %s\n", "device", "kind", "available", "shapes",
+                        "async", "detail");
+            std::printf("|---------|------|-----------|----------------|-------|-------\n");
+            for (const devices::DeviceListing& d : devices::list_devices(nullptr, *threads)) {
+              if (!d.available) {
+                std::printf("| %-7s | %-4s | %-9s | %-14s | %-5s | %s\n", d.name.c_str(), "-", "no", "-", "-",
+                            d.unavailable.c_str());
+                continue;
+              }
+              std::printf("| %-7s | %-4s | %-9s | %-14s | %-5s | %s%s\n", d.name.c_str(),
+                          devices::device_kind_name(d.caps.kind), "yes",
+                          d.caps.dynamic_shapes ? "dynamic" : "static graphs", d.caps.async ? "yes" : "no",
+                          d.caps.unified_memory ? "unified memory; " : "", d.caps.detail.c_str());
+            }
+            return Status::Ok();
+          }};
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,74 @@
+#include "tools/tandem/session_factory.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "devices/cpu/cpu_forward.h"
+#include "devices/registry.h"
+#include "runtime/graph_forward.h"
+#include "runtime/hetero_forward.h"
+
+namespace tandem::cli {
+
+void DeviceOptions::add_to(CLI::App* sub) {
+  sub->add_option("--devices", devices, "cpu | opencl | npu | opencl,npu (GPU + NPU at once)")->capture_default_str();
+  sub->add_option("--strategy", strategy, "with opencl,npu: gpu-only npu-only layer weight-centric activation-centric "
+                                          "multi-tensor hybrid padding online-prepare npu-pipe")->capture_default_str();
+  sub->add_option("--ratio", ratio, "GPU share of weight rows for weight-centric and hybrid")->capture_default_str();
+  sub->add_option("--standard-lengths", standard_lengths, "NPU static sequence lengths")->capture_default_str();
+}
+
+namespace {
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model, const DeviceOptions& d, int threads,
+                                              int context, int max_batch) {
+  std::vector<std::string> names = split(d.devices);
+  std::sort(names.begin(), names.end());
+  if (names == std::vector<std::string>{"cpu"}) {
+    TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<cpu::CpuForward> f, cpu::CpuForward::create(model, {threads, context, max_batch}));
+    return std::unique_ptr<Forward>(std::move(f));
+  }
+  if (names.size() == 1) {
+    TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<devices::Device> dev, devices::open_device(names[0], model, threads));
+    TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<GraphForward> f, GraphForward::create(model, std::move(dev), context, max_batch));
+    return std::unique_ptr<Forward>(std::move(f));
+  }
+  if (names != std::vector<std::string>{"npu", "opencl"}) {
+    return InvalidArgument("--devices: '" + d.devices + "' is not supported (cpu, opencl, npu, or opencl,npu)");
+  }
+  HeteroOptions o;
+  TANDEM_ASSIGN_OR_RETURN(o.partition.strategy, strategy_from_name(d.strategy));
+  if (!(d.ratio >= 0.0 && d.ratio <= 1.0)) {
+    return InvalidArgument("--ratio: " + std::to_string(d.ratio) + " must be in [0, 1]");
+  }
+  o.partition.gpu_share = d.ratio;
+  o.partition.standard_lengths.clear();
+  for (const std::string& s : split(d.standard_lengths)) {
+    int v = 0;
+    try {
+      v = std::stoi(s);
+    } catch (...) {
+      v = 0;
+    }
+    if (v <= 0 || v > 65536) return InvalidArgument("--standard-lengths: '" + s + "' is not a length");
+    o.partition.standard_lengths.push_back(v);
+  }
+  if (o.partition.standard_lengths.empty()) return InvalidArgument("--standard-lengths: none given");
+  o.context = context;
+  o.max_batch = max_batch;
+  o.n_threads = threads;
+  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<HeteroForward> f, HeteroForward::create(model, o));
+  return std::unique_ptr<Forward>(std::move(f));
+}
+
+}  // namespace tandem::cli

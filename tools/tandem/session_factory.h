@@ -1,0 +1,27 @@
+// Builds the forward pass the user asked for with --devices / --strategy / --ratio:
+// cpu (the default fast path), one other device running the op graph, or GPU + NPU at once.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "runtime/forward.h"
+#include "tools/tandem/model_options.h"
+
+namespace tandem::cli {
+
+struct DeviceOptions {
+  std::string devices = "cpu";
+  std::string strategy = "hybrid";
+  double ratio = 0.5;  // GPU share of weight rows (weight-centric, hybrid)
+  std::string standard_lengths = "32,64,128,256,512,1024";
+
+  void add_to(CLI::App* sub);
+};
+
+Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model, const DeviceOptions& d, int threads,
+                                              int context, int max_batch);
+
+}  // namespace tandem::cli
