@@ -48,7 +48,7 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   };
   PadScratch pad{h->memory_.get_as<float>(pad_x), h->memory_.get_as<float>(pad_y), pad_rows, pad_cols};
   h->partitioner_ = std::make_unique<Partitioner>(o.partition, pad, npu_can_run);
-  h->driver_ = std::make_unique<RealDriver>(raw);
+  h->driver_ = std::make_unique<RealDriver>(raw, o.sync);
   h->model_ = std::move(model);
   return h;
 }

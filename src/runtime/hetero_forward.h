@@ -20,6 +20,7 @@ struct HeteroOptions {
   int context = 0;      // 0: min(model context, 4096)
   int max_batch = 512;  // tokens per chunk
   int n_threads = 2;    // for a cpu device, if one is used
+  SyncMode sync = SyncMode::kFast;
 };
 
 class HeteroForward final : public Forward {
@@ -35,6 +36,7 @@ class HeteroForward final : public Forward {
   int fallbacks() const { return partitioner_->fallbacks(); }
   double prepare_seconds() const;       // NPU graph builds so far (modeled)
   const TaskGraph& last_graph() const { return graph_; }
+  Status write_trace(const std::string& path) const override { return driver_->write_trace(path); }
 
  private:
   HeteroForward() = default;

@@ -1,8 +1,20 @@
 #include "runtime/real_driver.h"
 
+#include <sstream>
+
+#include "runtime/trace/chrome_trace.h"
+
 namespace tandem {
 
-RealDriver::RealDriver(std::map<std::string, devices::Device*> devices) {
+const char* sync_mode_name(SyncMode m) { return m == SyncMode::kFast ? "fast" : "blocking"; }
+
+Result<SyncMode> sync_mode_from_name(const std::string& name) {
+  if (name == "fast") return SyncMode::kFast;
+  if (name == "blocking") return SyncMode::kBlocking;
+  return InvalidArgument("--sync: '" + name + "' is not fast or blocking");
+}
+
+RealDriver::RealDriver(std::map<std::string, devices::Device*> devices, SyncMode sync) : sync_(sync) {
   devices.emplace("host", nullptr);
   for (auto& [name, device] : devices) {
     auto w = std::make_unique<Worker>();
@@ -39,7 +51,7 @@ void RealDriver::worker_loop(Worker& w) {
       t = w.queue.front();
       w.queue.pop_front();
     }
-    Done d{t->id, Status::Ok(), TaskTiming{t->id, w.name, now(), 0}, 0.0};
+    Done d{t->id, Status::Ok(), TaskTiming{t->id, w.name, t->label, now(), 0}, 0.0};
     if (t->host_step) {
       t->host_step();
     } else {
@@ -47,7 +59,7 @@ void RealDriver::worker_loop(Worker& w) {
       if (!c.ok()) {
         d.status = c.status();
       } else {
-        d.status = (*c)->wait();
+        d.status = wait_for(**c, *t);
         d.device_seconds = (*c)->device_seconds();
       }
     }
@@ -58,6 +70,51 @@ void RealDriver::worker_loop(Worker& w) {
     }
     done_cv_.notify_one();
   }
+}
+
+namespace {
+
+// Kernels of one shape on one device take about the same time in every layer: the key leaves out
+// the layer (the weight's name) and keeps what sets the cost.
+std::string shape_key(const Task& t) {
+  const devices::OpCall& c = *t.call;
+  std::ostringstream k;
+  k << t.device << ':' << devices::op_kind_name(c.kind) << ':' << c.out.rows << 'x' << c.out.cols;
+  if (c.weight) k << ':' << (c.row_end - c.row_begin) << 'x' << c.weight->cols;
+  return k.str();
+}
+
+}  // namespace
+
+Status RealDriver::wait_for(devices::Completion& c, const Task& t) {
+  if (sync_ == SyncMode::kBlocking) return c.wait();
+  // Fast sync: the completion flag is polled, after sleeping through most of the predicted time.
+  using clock = std::chrono::steady_clock;
+  const std::string key = shape_key(t);
+  const int64_t predicted = predictor_.predict(key).value_or(0);
+  const auto start = clock::now();
+  auto elapsed_ns = [&] { return std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start).count(); };
+  int64_t polled = 0;
+  ++fast_waits_;
+  for (;;) {
+    if (c.ready()) break;
+    const sync::FastDecision d = sync::decide_fast_wait(fast_params_, predicted, elapsed_ns(), polled);
+    if (d.action == sync::FastAction::kBlock) {
+      ++fast_fallbacks_;
+      break;
+    }
+    if (d.action == sync::FastAction::kSleep) {
+      std::this_thread::sleep_for(std::chrono::nanoseconds(d.duration_ns));
+      continue;
+    }
+    const int64_t poll_start = elapsed_ns();
+    while (!c.ready() && elapsed_ns() - poll_start < d.duration_ns) {
+    }
+    polled += elapsed_ns() - poll_start;
+  }
+  Status st = c.wait();  // returns at once when ready; carries a failure either way
+  predictor_.observe(key, elapsed_ns());
+  return st;
 }
 
 Status RealDriver::run(const TaskGraph& g) {
@@ -85,7 +142,9 @@ Status RealDriver::run(const TaskGraph& g) {
     if (waiting[size_t(t.id)] == 0) dispatch(t.id);
   work_cv_.notify_all();
   while (in_flight > 0) {
+    const double wait_start = now();
     done_cv_.wait(lock, [&] { return !done_.empty(); });
+    timings_.push_back(TaskTiming{-1, "sync", "wait for completion", wait_start, now()});
     while (!done_.empty()) {
       Done d = std::move(done_.front());
       done_.pop_front();
@@ -107,8 +166,25 @@ Status RealDriver::run(const TaskGraph& g) {
     }
     work_cv_.notify_all();
   }
+  stats_.fast_waits = fast_waits_.load();
+  stats_.fast_fallbacks = fast_fallbacks_.load();
   if (first_error.ok() && finished != tasks.size()) return Internal("driver: not every task ran (a dependency cycle?)");
   return first_error;
+}
+
+Status RealDriver::write_trace(const std::string& path) const {
+  trace::WallClock clock;
+  trace::TraceRecorder rec(&clock, "tandem RealDriver");
+  std::map<std::string, trace::TrackId> tracks;
+  for (const auto& [name, w] : workers_) tracks[name] = rec.add_track(name);
+  tracks["sync"] = rec.add_track("sync");
+  for (const TaskTiming& t : timings_) {
+    const int64_t start = int64_t(t.start_s * 1e9), dur = std::max<int64_t>(0, int64_t((t.end_s - t.start_s) * 1e9));
+    std::vector<trace::TraceArg> args;
+    if (t.task >= 0) args.emplace_back("task", t.task);
+    rec.complete(tracks.at(t.device), t.name, t.device == "sync" ? "sync" : "kernel", start, dur, std::move(args));
+  }
+  return rec.write_file(path);
 }
 
 }  // namespace tandem

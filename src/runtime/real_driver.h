@@ -3,6 +3,7 @@
 // same time; host merge steps run on a worker of their own.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -12,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/sync/latency_predictor.h"
+#include "runtime/sync/wait_policy.h"
 #include "runtime/task_graph.h"
 
 namespace tandem {
@@ -21,18 +24,27 @@ struct DriverStats {
   uint64_t host_bytes_copied = 0;           // bytes moved by merge steps (padding)
   std::map<std::string, double> busy_seconds;  // per device: wall time inside its tasks
   std::map<std::string, double> device_seconds;  // per device: time the device reports (modeled for the npu)
+  uint64_t fast_waits = 0, fast_fallbacks = 0;    // fast sync: waits, and those that fell back to blocking
 };
 
 // One finished task, for traces.
 struct TaskTiming {
   int task = -1;
-  std::string device;
+  std::string device;  // "sync" for the scheduler's waits between completions
+  std::string name;    // the task's label
   double start_s = 0, end_s = 0;  // since the driver was created
 };
 
+// How a device worker waits for its kernel: blocking (like clFinish) or HeteroInfer's fast sync
+// (sleep for the time predicted from earlier kernels of the same shape, then poll the completion
+// flag, falling back to blocking if the prediction was far off).
+enum class SyncMode { kBlocking, kFast };
+const char* sync_mode_name(SyncMode m);
+Result<SyncMode> sync_mode_from_name(const std::string& name);
+
 class RealDriver {
  public:
-  explicit RealDriver(std::map<std::string, devices::Device*> devices);
+  explicit RealDriver(std::map<std::string, devices::Device*> devices, SyncMode sync = SyncMode::kBlocking);
   ~RealDriver();
   RealDriver(const RealDriver&) = delete;
   RealDriver& operator=(const RealDriver&) = delete;
@@ -42,6 +54,9 @@ class RealDriver {
   Status run(const TaskGraph& g);
   const DriverStats& stats() const { return stats_; }
   const std::vector<TaskTiming>& timings() const { return timings_; }
+  // Writes every run so far as a Chrome trace (Perfetto opens it): one track per device, one for
+  // host merge steps, one for the scheduler ("sync") waiting on completions.
+  Status write_trace(const std::string& path) const;
 
  private:
   struct Worker {
@@ -57,8 +72,13 @@ class RealDriver {
     double device_seconds;
   };
   void worker_loop(Worker& w);
+  Status wait_for(devices::Completion& c, const Task& t);  // by the sync mode
   double now() const;
 
+  SyncMode sync_;
+  sync::LatencyPredictor predictor_{1.0};  // the previous kernel of the same shape predicts the next
+  sync::FastWaitParams fast_params_;
+  std::atomic<uint64_t> fast_waits_{0}, fast_fallbacks_{0};
   std::map<std::string, std::unique_ptr<Worker>> workers_;
   std::mutex mu_;
   std::condition_variable work_cv_, done_cv_;

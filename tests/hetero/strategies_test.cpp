@@ -3,6 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "devices/cpu/cpu_forward.h"
 #include "devices/cpu/matmul/matmul.h"
@@ -116,6 +121,57 @@ TEST(Strategies, OnlinePrepareChargesOneGraphBuildPerNewLength) {
   EXPECT_EQ((*h)->prepare_seconds(), after_first);
   ASSERT_TRUE((*h)->eval(std::vector<TokenId>(6, 7), 0, logits.data()).ok());  // a new length: built again
   EXPECT_GT((*h)->prepare_seconds(), after_first);
+}
+
+TEST(Strategies, BothSyncProtocolsGiveTheSameTokensAndFastSyncPolls) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q4_0));
+  ASSERT_TRUE(model);
+  const int n_vocab = model->config().n_vocab;
+  const std::vector<TokenId> prompt{5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  std::vector<std::vector<TokenId>> outs;
+  for (SyncMode mode : {SyncMode::kBlocking, SyncMode::kFast}) {
+    HeteroOptions o = small_options(Strategy::kHybrid);
+    o.sync = mode;
+    auto h = HeteroForward::create(model, o);
+    ASSERT_TRUE(h.ok());
+    outs.push_back(greedy(**h, prompt, 6, n_vocab));
+    if (mode == SyncMode::kFast) {
+      EXPECT_GT((*h)->stats().fast_waits, 0u);
+    } else {
+      EXPECT_EQ((*h)->stats().fast_waits, 0u);
+    }
+  }
+  EXPECT_EQ(outs[0], outs[1]);
+}
+
+TEST(Strategies, TraceHasATrackPerDeviceAndTheSyncThread) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q8_0));
+  ASSERT_TRUE(model);
+  auto h = HeteroForward::create(model, small_options(Strategy::kWeightCentric));
+  ASSERT_TRUE(h.ok());
+  std::vector<float> logits(static_cast<size_t>(model->config().n_vocab));
+  ASSERT_TRUE((*h)->eval(std::vector<TokenId>(8, 3), 0, logits.data()).ok());
+  const std::string path = ::testing::TempDir() + "hetero-trace.json";
+  ASSERT_TRUE((*h)->write_trace(path).ok());
+  std::ifstream f(path);
+  const nlohmann::json j = nlohmann::json::parse(f);
+  std::set<std::string> tracks;
+  size_t npu_kernels = 0, gpu_kernels = 0;
+  std::map<int, std::string> tid_name;
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name") tid_name[e["tid"].get<int>()] = e["args"]["name"];
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    const std::string track = tid_name[e["tid"].get<int>()];
+    tracks.insert(track);
+    npu_kernels += track == "npu";
+    gpu_kernels += track == "opencl";
+  }
+  EXPECT_TRUE(tracks.count("sync"));
+  EXPECT_GT(npu_kernels, 0u) << "weight-centric puts part of every layer matmul on the NPU";
+  EXPECT_GT(gpu_kernels, npu_kernels) << "the GPU runs its matmul parts and every other op";
 }
 
 TEST(Strategies, InjectedNpuFailureFallsBackAndKeepsTheOutput) {

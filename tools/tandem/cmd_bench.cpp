@@ -82,6 +82,7 @@ Result<BenchResult> run_bench(std::shared_ptr<const Model> model, const BenchOpt
     }
     if (o.progress) o.progress(double(rep + 1) / double(o.reps + 1));
   }
+  if (!o.devices.trace.empty()) TANDEM_RETURN_IF_ERROR(s->forward().write_trace(o.devices.trace));
   return r;
 }
 

@@ -61,6 +61,7 @@ Command add_run(CLI::App& app) {
               }
               return true;
             }, &st));
+            if (!o->devices.trace.empty()) TANDEM_RETURN_IF_ERROR(session->forward().write_trace(o->devices.trace));
             if (o->print_ids) {
               for (size_t i = 0; i < out.size(); ++i) std::cout << (i ? " " : "") << out[i];
             }

@@ -16,6 +16,9 @@ void DeviceOptions::add_to(CLI::App* sub) {
                                           "multi-tensor hybrid padding online-prepare npu-pipe")->capture_default_str();
   sub->add_option("--ratio", ratio, "GPU share of weight rows for weight-centric and hybrid")->capture_default_str();
   sub->add_option("--standard-lengths", standard_lengths, "NPU static sequence lengths")->capture_default_str();
+  sub->add_option("--sync", sync, "how device workers wait for kernels: fast (predicted sleep + flag polling) | blocking")
+      ->capture_default_str();
+  sub->add_option("--trace", trace, "write a Chrome trace (Perfetto) of the device timeline to this file");
 }
 
 namespace {
@@ -64,6 +67,7 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
     o.partition.standard_lengths.push_back(v);
   }
   if (o.partition.standard_lengths.empty()) return InvalidArgument("--standard-lengths: none given");
+  TANDEM_ASSIGN_OR_RETURN(o.sync, sync_mode_from_name(d.sync));
   o.context = context;
   o.max_batch = max_batch;
   o.n_threads = threads;

@@ -17,6 +17,8 @@ struct DeviceOptions {
   std::string strategy = "hybrid";
   double ratio = 0.5;  // GPU share of weight rows (weight-centric, hybrid)
   std::string standard_lengths = "32,64,128,256,512,1024";
+  std::string trace;  // Chrome trace output path (multi-device runs)
+  std::string sync = "fast";
 
   void add_to(CLI::App* sub);
 };

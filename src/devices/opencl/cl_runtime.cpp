@@ -70,6 +70,14 @@ Status Event::wait() const {
   return cl_status(exec < 0 ? exec : CL_SUCCESS, "command execution");
 }
 
+Result<bool> Event::complete() const {
+  if (!e_) return true;
+  cl_int exec = CL_COMPLETE;
+  TANDEM_CL_CHECK(clGetEventInfo(e_, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec, &exec, nullptr), "clGetEventInfo");
+  if (exec < 0) return cl_status(exec, "command execution");
+  return exec == CL_COMPLETE;
+}
+
 Result<uint64_t> Event::elapsed_ns() const {
   if (!e_) return InvalidArgument("opencl: elapsed_ns on an empty event");
   cl_ulong start = 0, end = 0;

@@ -49,6 +49,7 @@ class Event {
   bool valid() const { return e_ != nullptr; }
   cl_event get() const { return e_; }
   Status wait() const;                   // blocks until the command completes (or failed)
+  Result<bool> complete() const;         // non-blocking: has the command finished (error if it failed)
   // Device time of the command in nanoseconds (start..end); needs a profiling queue.
   Result<uint64_t> elapsed_ns() const;
 

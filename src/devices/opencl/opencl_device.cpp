@@ -11,7 +11,11 @@ class ClCompletion final : public Completion {
     if (!waited_) status_ = event_.wait(), waited_ = true;
     return status_;
   }
-  bool ready() override { return waited_; }
+  bool ready() override {
+    if (waited_) return true;
+    auto done = event_.complete();
+    return !done.ok() || *done;  // a failed command is "ready": wait() then reports the failure
+  }
   double device_seconds() const override {
     auto ns = event_.elapsed_ns();
     return ns.ok() ? double(*ns) * 1e-9 : 0.0;
