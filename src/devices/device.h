@@ -96,6 +96,20 @@ class Completion {
   virtual double device_seconds() const = 0;
 };
 
+// Work that had already finished when submit() returned (devices that run synchronously on
+// their worker thread: the cpu, the emulated npu).
+class FinishedCompletion final : public Completion {
+ public:
+  FinishedCompletion(Status status, double seconds) : status_(std::move(status)), seconds_(seconds) {}
+  Status wait() override { return status_; }
+  bool ready() override { return true; }
+  double device_seconds() const override { return seconds_; }
+
+ private:
+  Status status_;
+  double seconds_;
+};
+
 class Device {
  public:
   virtual ~Device() = default;

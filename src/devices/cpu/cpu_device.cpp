@@ -7,23 +7,6 @@
 #include "devices/cpu/ops.h"
 
 namespace tandem::devices {
-namespace {
-
-// Work that already finished when submit() returned.
-class DoneCompletion final : public Completion {
- public:
-  DoneCompletion(Status s, double seconds) : status_(std::move(s)), seconds_(seconds) {}
-  Status wait() override { return status_; }
-  bool ready() override { return true; }
-  double device_seconds() const override { return seconds_; }
-
- private:
-  Status status_;
-  double seconds_;
-};
-
-}  // namespace
-
 DeviceCaps CpuDevice::caps() const {
   return DeviceCaps{DeviceKind::kCpu, true, true, false,
                     std::string("matmul isa ") + cpu::matmul_isa() + ", " + std::to_string(pool_.size()) + " threads"};
@@ -89,7 +72,7 @@ Result<std::unique_ptr<Completion>> CpuDevice::submit(const OpCall& c) {
   const auto t0 = std::chrono::steady_clock::now();
   run(c);
   const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return std::unique_ptr<Completion>(new DoneCompletion(Status::Ok(), dt));
+  return std::unique_ptr<Completion>(new FinishedCompletion(Status::Ok(), dt));
 }
 
 }  // namespace tandem::devices

@@ -6,21 +6,6 @@
 #include "npu/executor.h"
 
 namespace tandem::devices {
-namespace {
-
-class ModeledCompletion final : public Completion {
- public:
-  ModeledCompletion(Status s, double seconds) : status_(std::move(s)), seconds_(seconds) {}
-  Status wait() override { return status_; }
-  bool ready() override { return true; }
-  double device_seconds() const override { return seconds_; }
-
- private:
-  Status status_;
-  double seconds_;
-};
-
-}  // namespace
 
 bool NpuDevice::weight_type_supported(DType t) {
   return t == DType::F16 || t == DType::Q8_0 || t == DType::Q4_0;
@@ -78,10 +63,10 @@ Result<std::unique_ptr<Completion>> NpuDevice::submit(const OpCall& c) {
   exec.bind_const(1, g.weight_pack.data(), g.weight_pack.size());
   exec.bind(2, y16.data(), y16.size() * 2);
   auto report = exec.run(g.program);
-  if (!report.ok()) return std::unique_ptr<Completion>(new ModeledCompletion(report.status(), 0.0));
+  if (!report.ok()) return std::unique_ptr<Completion>(new FinishedCompletion(report.status(), 0.0));
   for (int64_t i = 0; i < m; ++i)
     for (int64_t r = 0; r < out; ++r) c.out.data[i * c.out.ld + c.row_begin + r] = fp16_to_f32(y16[size_t(i * out + r)]);
-  return std::unique_ptr<Completion>(new ModeledCompletion(Status::Ok(), report->seconds));
+  return std::unique_ptr<Completion>(new FinishedCompletion(Status::Ok(), report->seconds));
 }
 
 }  // namespace tandem::devices
