@@ -45,17 +45,8 @@ Buffers BufferPlan::bind(const MemoryPool& p) const {
 }
 
 void prepare_chunk(const ModelConfig& c, const Buffers& b, const int32_t* tokens, int n, int n_past) {
-  const int half = c.head_dim / 2;
-  for (int r = 0; r < n; ++r) {
-    b.ids[r] = tokens[r];
-    const double pos = double(n_past + r) * c.rope_freq_scale;
-    for (int i = 0; i < half; ++i) {
-      double freq = std::pow(double(c.rope_base), -2.0 * i / c.head_dim);
-      if (!c.rope_freq_factors.empty()) freq /= c.rope_freq_factors[size_t(i)];
-      b.cos[r * half + i] = float(std::cos(pos * freq));
-      b.sin[r * half + i] = float(std::sin(pos * freq));
-    }
-  }
+  for (int r = 0; r < n; ++r) b.ids[r] = tokens[r];
+  fill_rope_tables(c, n, n_past, b.cos, b.sin);
 }
 
 namespace {

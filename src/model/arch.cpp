@@ -62,6 +62,22 @@ std::vector<float> llama3_rope_freq_factors(int head_dim, float rope_base, float
   return factors;
 }
 
+void fill_rope_tables(const ModelConfig& c, int n, int n_past, float* cos_table, float* sin_table) {
+  const int half = c.head_dim / 2;
+  std::vector<double> freq(static_cast<size_t>(half));
+  for (int i = 0; i < half; ++i) {
+    freq[size_t(i)] = std::pow(double(c.rope_base), -2.0 * i / c.head_dim);
+    if (!c.rope_freq_factors.empty()) freq[size_t(i)] /= c.rope_freq_factors[size_t(i)];
+  }
+  for (int r = 0; r < n; ++r) {
+    const double pos = double(n_past + r) * c.rope_freq_scale;
+    for (int i = 0; i < half; ++i) {
+      cos_table[r * half + i] = float(std::cos(pos * freq[size_t(i)]));
+      sin_table[r * half + i] = float(std::sin(pos * freq[size_t(i)]));
+    }
+  }
+}
+
 Result<ModelConfig> read_model_config(const gguf::GgufFile& f) {
   ModelConfig c;
   TANDEM_ASSIGN_OR_RETURN(c.arch_name, f.get_string("general.architecture"));

@@ -52,6 +52,11 @@ std::vector<float> llama3_rope_freq_factors(int head_dim, float rope_base, float
                                             float low_freq_factor, float high_freq_factor,
                                             int original_context_length);
 
+// The rotary angles of n positions starting at n_past: cos and sin tables of n rows of
+// head_dim/2 values (rope base, freq factors and linear scaling applied). Every fast path fills
+// its tables here; the fp64 reference keeps its own, independent derivation.
+void fill_rope_tables(const ModelConfig& c, int n, int n_past, float* cos_table, float* sin_table);
+
 std::string arch_name(Arch a);
 
 }  // namespace tandem

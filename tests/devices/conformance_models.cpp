@@ -19,8 +19,7 @@ std::string conformance_model_path(const std::string& key) {
   EXPECT_EQ(key, "wide-f16") << "unknown conformance model";
   static std::string wide;
   if (!wide.empty()) return wide;
-  const std::string dir = ::testing::TempDir() + "tandem-conformance-" + std::to_string(::getpid());
-  std::filesystem::create_directories(dir);
+  const std::string& dir = testing::process_temp_dir();
   GenModelOptions o;
   o.shape = ModelShape{"custom", Arch::kLlama, 256, 1, 4, 2, 512, 256, 10000.0f, 1e-5f, false, 0.0f};
   o.type = DType::F16;

@@ -12,13 +12,29 @@ namespace tandem::testing {
 std::string repo_vocab() { return std::string(TANDEM_SOURCE_DIR) + "/data/vocab/llama-spm.gguf"; }
 std::string shared_dir() { return TANDEM_SHARED_DIR; }
 
+namespace {
+
+struct ProcessTempDir {
+  std::string path = ::testing::TempDir() + "tandem-test-" + std::to_string(::getpid());
+  ProcessTempDir() { std::filesystem::create_directories(path); }
+  ~ProcessTempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+}  // namespace
+
+const std::string& process_temp_dir() {
+  static const ProcessTempDir dir;
+  return dir.path;
+}
+
 std::string small_model_path(Arch arch, DType type, bool tied) {
   static std::map<std::string, std::string> cache;
   const std::string key = arch_name(arch) + "-" + std::string(dtype_name(type)) + (tied ? "-tied" : "");
   if (auto it = cache.find(key); it != cache.end()) return it->second;
-  const std::string dir = ::testing::TempDir() + "tandem-models-" + std::to_string(::getpid());
-  std::filesystem::create_directories(dir);
-  const std::string path = dir + "/" + key + ".gguf";
+  const std::string path = process_temp_dir() + "/" + key + ".gguf";
   GenModelOptions o;
   o.shape = ModelShape{"test", arch, 64, 2, 4, 2, 128, 256, arch == Arch::kQwen2 ? 1000000.0f : 10000.0f,
                        arch == Arch::kQwen2 ? 1e-6f : 1e-5f, tied, 0.0f};

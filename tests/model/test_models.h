@@ -16,5 +16,8 @@ std::string shared_dir();          // ../shared
 // qwen2 uses the qwen2 vocabulary, llama the built-in SentencePiece one.
 std::string small_model_path(Arch arch, DType type, bool tied = false);
 std::shared_ptr<Model> load_or_die(const std::string& path);
+// A folder of this test process's own, removed when the process exits (every test runs as its
+// own process under ctest, so leftovers would pile up by the thousand).
+const std::string& process_temp_dir();
 
 }  // namespace tandem::testing

@@ -98,7 +98,7 @@ void print_bench(const Model& model, const BenchOptions& o, const BenchResult& r
                         {"threads", o.threads},
                         {"isa", cpu::matmul_isa()},
                         {"devices", o.devices.devices},
-                        {"strategy", o.devices.devices.find(',') != std::string::npos ? o.devices.strategy : ""},
+                        {"strategy", o.devices.several() ? o.devices.strategy : ""},
                         {"pp", o.n_prompt},
                         {"tg", o.n_gen},
                         {"reps", o.reps},
@@ -117,7 +117,7 @@ void print_bench(const Model& model, const BenchOptions& o, const BenchResult& r
   std::printf("| %-18s | %12s | %9s | %-24s | %7s | %7s | %20s |\n", "------------------", "-----------:",
               "--------:", "------------------------", "------:", "------:", "-------------------:");
   const std::string backend = o.devices.devices == "cpu" ? std::string("cpu-") + cpu::matmul_isa()
-                              : o.devices.devices.find(',') != std::string::npos ? o.devices.devices + ":" + o.devices.strategy
+                              : o.devices.several() ? o.devices.devices + ":" + o.devices.strategy
                                                                                  : o.devices.devices;
   auto row = [&](const char* kind, int n, MeanStd m) {
     char test[32], rate[64];

@@ -21,6 +21,7 @@ struct DeviceOptions {
   std::string sync = "fast";
 
   void add_to(CLI::App* sub);
+  bool several() const { return devices.find(',') != std::string::npos; }  // a strategy applies
 };
 
 Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model, const DeviceOptions& d, int threads,

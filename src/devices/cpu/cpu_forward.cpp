@@ -65,19 +65,7 @@ Status CpuForward::allocate() {
 }
 
 void CpuForward::fill_rope_tables(int n, int n_past) {
-  const int half = cfg_.head_dim / 2;
-  float* cs = memory_.get_as<float>(h_cos_);
-  float* sn = memory_.get_as<float>(h_sin_);
-  for (int r = 0; r < n; ++r) {
-    const double pos = double(n_past + r) * cfg_.rope_freq_scale;
-    for (int i = 0; i < half; ++i) {
-      double freq = std::pow(double(cfg_.rope_base), -2.0 * i / cfg_.head_dim);
-      if (!cfg_.rope_freq_factors.empty()) freq /= cfg_.rope_freq_factors[size_t(i)];
-      const double theta = pos * freq;
-      cs[r * half + i] = float(std::cos(theta));
-      sn[r * half + i] = float(std::sin(theta));
-    }
-  }
+  tandem::fill_rope_tables(cfg_, n, n_past, memory_.get_as<float>(h_cos_), memory_.get_as<float>(h_sin_));
 }
 
 void CpuForward::attention(int layer, int n, int n_past) {

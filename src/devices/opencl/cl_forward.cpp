@@ -85,20 +85,15 @@ Status ClForward::eval_chunk(std::span<const TokenId> tokens, int n_past, const 
     std::memcpy(p, tokens.data(), size_t(n) * sizeof(int32_t));
   }));
   const size_t table_bytes = size_t(n) * size_t(half) * sizeof(float);
-  auto fill_table = [&](void* p, bool cosine) {
-    float* t = static_cast<float*>(p);
-    for (int r = 0; r < n; ++r) {
-      const double pos = double(n_past + r) * cfg_.rope_freq_scale;
-      for (int i = 0; i < half; ++i) {
-        double freq = std::pow(double(cfg_.rope_base), -2.0 * i / cfg_.head_dim);
-        if (!cfg_.rope_freq_factors.empty()) freq /= cfg_.rope_freq_factors[size_t(i)];
-        const double theta = pos * freq;
-        t[r * half + i] = float(cosine ? std::cos(theta) : std::sin(theta));
-      }
-    }
-  };
-  TANDEM_RETURN_IF_ERROR(rt.host_write(pool_buf_, cs.offset, table_bytes, [&](void* p) { fill_table(p, true); }));
-  TANDEM_RETURN_IF_ERROR(rt.host_write(pool_buf_, sn.offset, table_bytes, [&](void* p) { fill_table(p, false); }));
+  Status rope_status = Status::Ok();
+  // Both tables are mapped at once and filled by the one rope rule every fast path shares.
+  TANDEM_RETURN_IF_ERROR(rt.host_write(pool_buf_, cs.offset, table_bytes, [&](void* pc) {
+    Status inner = rt.host_write(pool_buf_, sn.offset, table_bytes, [&](void* ps) {
+      fill_rope_tables(cfg_, n, n_past, static_cast<float*>(pc), static_cast<float*>(ps));
+    });
+    if (!inner.ok()) rope_status = inner;
+  }));
+  TANDEM_RETURN_IF_ERROR(rope_status);
 
   TANDEM_RETURN_IF_ERROR(ops.get_rows(weight(model_->token_embd()), ids, n, x, dim));
   for (int l = 0; l < cfg_.n_layers; ++l) {
