@@ -1,5 +1,7 @@
 #include "devices/device.h"
 
+#include <cstdio>
+
 namespace tandem::devices {
 
 const char* device_kind_name(DeviceKind k) {
@@ -45,11 +47,21 @@ std::string OpCall::describe() const {
   return s + " x " + std::to_string(out.rows);
 }
 
-GraphSpec GraphSpec::of(const OpCall& c) { return GraphSpec{c.kind, c.weight, c.row_begin, c.row_end, c.out.rows}; }
+GraphSpec GraphSpec::of(const OpCall& c) {
+  return GraphSpec{c.kind, c.weight, c.row_begin, c.row_end, c.out.rows, c.out.cols,
+                   c.kind == OpKind::kRmsNorm ? c.eps : 0.0f};
+}
 
 std::string GraphSpec::key() const {
-  return std::string(op_kind_name(kind)) + ":" + (weight ? weight->name : std::string("-")) + "[" +
-         std::to_string(row_begin) + ":" + std::to_string(row_end) + "]x" + std::to_string(m);
+  std::string k = std::string(op_kind_name(kind)) + ":" + (weight ? weight->name : std::string("-"));
+  if (kind == OpKind::kMatmul) k += "[" + std::to_string(row_begin) + ":" + std::to_string(row_end) + "]";
+  k += "x" + std::to_string(m) + "x" + std::to_string(cols);
+  if (kind == OpKind::kRmsNorm) {
+    char e[32];
+    std::snprintf(e, sizeof e, "@eps%.9g", double(eps));
+    k += e;
+  }
+  return k;
 }
 
 Result<PrepareReport> Device::prepare(const GraphSpec&) {

@@ -36,6 +36,11 @@ const char* op_kind_name(OpKind k);
 struct Act {
   float* data = nullptr;
   int64_t rows = 0, cols = 0, ld = 0;
+  // Rows the underlying buffer holds from `data` on (0: just `rows`). Rows past `rows` are
+  // scratch this call may not rely on: a static-shape device may pad into them in place, reading
+  // whatever is there and writing results nobody reads, instead of copying into a staging buffer.
+  int64_t capacity = 0;
+  int64_t capacity_rows() const { return capacity > rows ? capacity : rows; }
 };
 
 // One op invocation with everything a device needs. Which fields an op reads:
@@ -71,12 +76,15 @@ struct OpCall {
 };
 
 // A graph a static-shape device builds ahead of time: one op at a fixed shape (for a matmul,
-// a weight's row range at a fixed number of activation rows).
+// a weight's row range at a fixed number of activation rows; for an elementwise op, its rows x
+// cols, and for rmsnorm the gain weight and eps that are baked into the graph).
 struct GraphSpec {
   OpKind kind = OpKind::kMatmul;
   const Weight* weight = nullptr;
   int64_t row_begin = 0, row_end = 0;
-  int64_t m = 0;
+  int64_t m = 0;     // activation rows
+  int64_t cols = 0;  // output columns (the full width; a matmul writes [row_begin, row_end) of it)
+  float eps = 0;     // rmsnorm
   static GraphSpec of(const OpCall& call);
   std::string key() const;  // identifies the graph in the device's cache
 };
@@ -124,6 +132,8 @@ class Device {
   virtual Result<PrepareReport> prepare(const GraphSpec& spec);
   // Total prepare time spent so far (reported by tools).
   virtual double prepare_seconds_total() const { return 0.0; }
+  // Bytes copied between host and device memory so far (0 on unified memory used in place).
+  virtual uint64_t bytes_copied() const { return 0; }
 };
 
 // Checks every device's preconditions; the message names the op, the field and the value.

@@ -12,18 +12,20 @@ BufferPlan::BufferPlan(MemoryPool& pool, const ModelConfig& c, int max_batch, in
     : max_batch_(max_batch), context_(context) {
   const size_t B = size_t(max_batch), T = size_t(context), F = sizeof(float);
   const size_t dim = size_t(c.dim), kv = size_t(c.kv_dim()), ffn = size_t(c.ffn_dim), half = size_t(c.head_dim / 2);
-  x_ = pool.reserve("residual x [B x dim]", B * dim * F);
-  xb_ = pool.reserve("normed / projected [B x dim]", B * dim * F);
-  q_ = pool.reserve("q [B x dim]", B * dim * F);
-  k_ = pool.reserve("k [B x kv_dim]", B * kv * F);
-  v_ = pool.reserve("v [B x kv_dim]", B * kv * F);
-  att_ = pool.reserve("attention out [B x dim]", B * dim * F);
-  gate_ = pool.reserve("ffn gate [B x ffn]", B * ffn * F);
-  up_ = pool.reserve("ffn up [B x ffn]", B * ffn * F);
-  cos_ = pool.reserve("rope cos [B x head_dim/2]", B * half * F);
-  sin_ = pool.reserve("rope sin [B x head_dim/2]", B * half * F);
+  // One slot per activation, reused by every layer in turn; only the KV cache is per layer.
+  const int L = c.n_layers;
+  x_ = pool.reserve("residual x [B x dim]", B * dim * F, L);
+  xb_ = pool.reserve("normed / projected [B x dim]", B * dim * F, L);
+  q_ = pool.reserve("q [B x dim]", B * dim * F, L);
+  k_ = pool.reserve("k [B x kv_dim]", B * kv * F, L);
+  v_ = pool.reserve("v [B x kv_dim]", B * kv * F, L);
+  att_ = pool.reserve("attention out [B x dim]", B * dim * F, L);
+  gate_ = pool.reserve("ffn gate [B x ffn]", B * ffn * F, L);
+  up_ = pool.reserve("ffn up [B x ffn]", B * ffn * F, L);
+  cos_ = pool.reserve("rope cos [B x head_dim/2]", B * half * F, L);
+  sin_ = pool.reserve("rope sin [B x head_dim/2]", B * half * F, L);
   normed_ = pool.reserve("final normed rows [B x dim]", B * dim * F);
-  ids_ = pool.reserve("token ids [B]", B * sizeof(int32_t));
+  ids_ = pool.reserve("token ids [B]", B * sizeof(int32_t), L);
   for (int l = 0; l < c.n_layers; ++l) {
     k_cache_.push_back(pool.reserve("k cache layer " + std::to_string(l), T * kv * F));
     v_cache_.push_back(pool.reserve("v cache layer " + std::to_string(l), kv * T * F));
@@ -72,6 +74,15 @@ OpCall matmul(const Weight& w, Act x, float* y, int64_t ldy) {
   return OpCall::matmul(&w, 0, w.rows, x.data, x.rows, x.ld, y, ldy);
 }
 
+// A layer matmul between activation slots of the pool, which hold max_batch rows each: a
+// static-shape device may pad the row count up inside them (Act::capacity).
+OpCall slot_matmul(const Buffers& b, const Weight& w, Act x, float* y, int64_t ldy) {
+  OpCall c = matmul(w, x, y, ldy);
+  c.a.capacity = b.max_batch;
+  c.out.capacity = b.max_batch;
+  return c;
+}
+
 }  // namespace
 
 std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, int n_past, float* logits,
@@ -91,9 +102,9 @@ std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, i
     const LayerWeights& L = model.layers()[size_t(l)];
     // attention block
     ops.push_back(rmsnorm(L.attn_norm, rows(b.x, n, dim), rows(b.xb, n, dim), c.rms_eps));
-    ops.push_back(matmul(L.wq, rows(b.xb, n, dim), b.q, dim));
-    ops.push_back(matmul(L.wk, rows(b.xb, n, dim), b.k, kv));
-    ops.push_back(matmul(L.wv, rows(b.xb, n, dim), b.v, kv));
+    ops.push_back(slot_matmul(b, L.wq, rows(b.xb, n, dim), b.q, dim));
+    ops.push_back(slot_matmul(b, L.wk, rows(b.xb, n, dim), b.k, kv));
+    ops.push_back(slot_matmul(b, L.wv, rows(b.xb, n, dim), b.v, kv));
     if (c.qkv_bias) {
       for (auto [bias, buf, width] : {std::tuple{&L.bq, b.q, dim}, std::tuple{&L.bk, b.k, kv}, std::tuple{&L.bv, b.v, kv}}) {
         OpCall add = elementwise(OpKind::kAddBias, rows(buf, n, width), {});
@@ -126,14 +137,14 @@ std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, i
     att.n_past = n_past;
     att.context = b.context;
     ops.push_back(att);
-    ops.push_back(matmul(L.wo, rows(b.att, n, dim), b.xb, dim));
+    ops.push_back(slot_matmul(b, L.wo, rows(b.att, n, dim), b.xb, dim));
     ops.push_back(elementwise(OpKind::kAdd, rows(b.x, n, dim), rows(b.xb, n, dim)));
     // feed-forward block (SwiGLU)
     ops.push_back(rmsnorm(L.ffn_norm, rows(b.x, n, dim), rows(b.xb, n, dim), c.rms_eps));
-    ops.push_back(matmul(L.w_gate, rows(b.xb, n, dim), b.gate, ffn));
-    ops.push_back(matmul(L.w_up, rows(b.xb, n, dim), b.up, ffn));
+    ops.push_back(slot_matmul(b, L.w_gate, rows(b.xb, n, dim), b.gate, ffn));
+    ops.push_back(slot_matmul(b, L.w_up, rows(b.xb, n, dim), b.up, ffn));
     ops.push_back(elementwise(OpKind::kSwiglu, rows(b.gate, n, ffn), rows(b.up, n, ffn)));
-    ops.push_back(matmul(L.w_down, rows(b.gate, n, ffn), b.xb, dim));
+    ops.push_back(slot_matmul(b, L.w_down, rows(b.gate, n, ffn), b.xb, dim));
     ops.push_back(elementwise(OpKind::kAdd, rows(b.x, n, dim), rows(b.xb, n, dim)));
   }
   if (!logits) return ops;

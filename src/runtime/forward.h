@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/status.h"
+#include "runtime/execution_report.h"
 #include "model/tokenizer/tokenizer.h"
 
 namespace tandem {
@@ -17,6 +18,7 @@ class Forward {
   virtual Status eval(std::span<const TokenId> tokens, int n_past, float* logits, bool all_logits = false) = 0;
   virtual int context() const = 0;
   virtual std::string memory_report() const { return ""; }  // the pool's regions, for --verbose
+  virtual ExecutionReport execution_report() const = 0;   // what ran where, copies, NPU graphs
   // A Chrome trace of the work so far, where the forward pass records one (several devices).
   virtual Status write_trace(const std::string& path) const {
     return Unsupported("--trace " + path + ": timelines are recorded for --devices opencl,npu runs");

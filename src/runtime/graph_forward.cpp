@@ -1,7 +1,7 @@
 #include "runtime/graph_forward.h"
 
 #include <algorithm>
-
+#include <chrono>
 
 namespace tandem {
 
@@ -37,12 +37,24 @@ Status GraphForward::eval(std::span<const TokenId> tokens, int n_past, float* lo
       if (!device_->supports(op)) {
         return Unsupported(device_->name() + ": cannot run " + op.describe());
       }
+      const auto t0 = std::chrono::steady_clock::now();
       TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<devices::Completion> done_op, device_->submit(op));
       TANDEM_RETURN_IF_ERROR(done_op->wait());
+      usage_.tasks++;
+      usage_.busy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      usage_.device_seconds += done_op->device_seconds();
     }
     done += size_t(n);
   }
   return Status::Ok();
+}
+
+ExecutionReport GraphForward::execution_report() const {
+  ExecutionReport r = report_with_pool("op graph on " + device_->name(), memory_);
+  r.device_bytes_copied = device_->bytes_copied();
+  r.tasks = usage_.tasks;
+  r.devices[device_->name()] = usage_;
+  return r;
 }
 
 }  // namespace tandem

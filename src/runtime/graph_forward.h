@@ -22,6 +22,7 @@ class GraphForward final : public Forward {
   Status eval(std::span<const TokenId> tokens, int n_past, float* logits, bool all_logits = false) override;
   devices::Device& device() { return *device_; }
   std::string memory_report() const override { return memory_.describe(); }
+  ExecutionReport execution_report() const override;
   int context() const override { return buffers_.context; }
 
  private:
@@ -30,6 +31,7 @@ class GraphForward final : public Forward {
   std::unique_ptr<devices::Device> device_;
   MemoryPool memory_;
   graph::Buffers buffers_;
+  DeviceUsage usage_;
 };
 
 }  // namespace tandem

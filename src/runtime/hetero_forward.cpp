@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "devices/fault_injection.h"
 #include "devices/registry.h"
 
 namespace tandem {
@@ -18,27 +19,39 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   const int64_t pad_rows = o.partition.standard_lengths.empty()
                                ? 1 : *std::max_element(o.partition.standard_lengths.begin(), o.partition.standard_lengths.end());
   const int64_t pad_cols = std::max(c.dim, c.ffn_dim);
-  const size_t pad_x = h->memory_.reserve("npu padding in [L x width]", size_t(pad_rows * pad_cols) * sizeof(float));
-  const size_t pad_y = h->memory_.reserve("npu padding out [L x width]", size_t(pad_rows * pad_cols) * sizeof(float));
+  const size_t pad_x = h->memory_.reserve("npu padding in [L x width]", size_t(pad_rows * pad_cols) * sizeof(float), c.n_layers);
+  const size_t pad_y = h->memory_.reserve("npu padding out [L x width]", size_t(pad_rows * pad_cols) * sizeof(float), c.n_layers);
   TANDEM_RETURN_IF_ERROR(h->memory_.allocate());
   h->buffers_ = plan.bind(h->memory_);
+
+  // Injected faults (tests, drills) wrap the NPU: its graph builds or its runs fail.
+  std::string fault_text = o.npu_fault;
+  std::string fault_source = "--npu-fault";
+  if (const char* env = std::getenv("TANDEM_NPU_FAULT"); fault_text.empty() && env && *env) {
+    fault_text = env;
+    fault_source = "TANDEM_NPU_FAULT";
+  }
+  devices::FaultPlan faults;
+  if (!fault_text.empty()) {
+    TANDEM_ASSIGN_OR_RETURN(faults, devices::parse_fault_plan(fault_text, fault_source));
+  }
 
   std::map<std::string, devices::Device*> raw;
   for (const std::string& name : {o.partition.gpu, o.partition.npu}) {
     if (h->devices_.count(name)) continue;
     TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<devices::Device> d, devices::open_device(name, model, o.n_threads));
+    if (name == o.partition.npu) {
+      h->npu_model_ = dynamic_cast<devices::NpuDevice*>(d.get());
+      if (faults.any()) d = std::make_unique<devices::FaultInjectingDevice>(std::move(d), faults);
+    }
     TANDEM_RETURN_IF_ERROR(d->map_shared_memory(h->memory_.get(0), h->memory_.total_bytes()));
     raw[name] = d.get();
     h->devices_[name] = std::move(d);
   }
   devices::Device* npu = h->devices_.at(o.partition.npu).get();
-  // Injected faults (tests, drills): TANDEM_NPU_FAULT=prepare makes every NPU graph build fail.
-  const char* fault = std::getenv("TANDEM_NPU_FAULT");
-  const bool fail_prepare = fault && std::string(fault) == "prepare";
   bool warned = false;
-  auto npu_can_run = [npu, fail_prepare, warned](const devices::GraphSpec& spec) mutable {
-    Result<devices::PrepareReport> r = fail_prepare ? Result<devices::PrepareReport>(Internal("injected NPU prepare failure"))
-                                                    : npu->prepare(spec);
+  auto npu_can_run = [npu, warned](const devices::GraphSpec& spec) mutable {
+    Result<devices::PrepareReport> r = npu->prepare(spec);
     if (!r.ok() && !warned) {
       std::fprintf(stderr, "tandem: warning: npu cannot run %s (%s); that part runs on the GPU\n", spec.key().c_str(),
                    r.status().message().c_str());
@@ -50,7 +63,31 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   h->partitioner_ = std::make_unique<Partitioner>(o.partition, pad, npu_can_run);
   h->driver_ = std::make_unique<RealDriver>(raw, o.sync);
   h->model_ = std::move(model);
+  h->options_ = std::move(o);
   return h;
+}
+
+ExecutionReport HeteroForward::execution_report() const {
+  ExecutionReport r = report_with_pool(options_.partition.gpu + "+" + options_.partition.npu + " " +
+                                           strategy_name(options_.partition.strategy), memory_);
+  const DriverStats& s = driver_->stats();
+  r.host_bytes_copied = s.host_bytes_copied;
+  for (const auto& [name, d] : devices_) r.device_bytes_copied += d->bytes_copied();
+  r.npu_graphs = npu_model_ ? npu_model_->graphs_prepared() : 0;
+  r.npu_prepare_seconds = prepare_seconds();
+  r.npu_prepare_fallbacks = uint64_t(partitioner_->fallbacks());
+  r.npu_run_fallbacks = s.rerun_on_fallback;
+  r.sync = sync_mode_name(options_.sync);
+  r.fast_waits = s.fast_waits;
+  r.fast_fallbacks = s.fast_fallbacks;
+  r.tasks = s.tasks;
+  for (const auto& [name, n] : s.tasks_per_device) {
+    DeviceUsage& u = r.devices[name];
+    u.tasks = n;
+    u.busy_seconds = s.busy_seconds.count(name) ? s.busy_seconds.at(name) : 0.0;
+    u.device_seconds = s.device_seconds.count(name) ? s.device_seconds.at(name) : 0.0;
+  }
+  return r;
 }
 
 double HeteroForward::prepare_seconds() const {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "graph/transformer_graph.h"
+#include "devices/npu/npu_device.h"
 #include "runtime/forward.h"
 #include "runtime/memory_pool.h"
 #include "runtime/partition.h"
@@ -21,6 +22,9 @@ struct HeteroOptions {
   int max_batch = 512;  // tokens per chunk
   int n_threads = 2;    // for a cpu device, if one is used
   SyncMode sync = SyncMode::kFast;
+  // Injected NPU faults (devices/fault_injection.h): "prepare", "run" or "run:N"; empty takes
+  // TANDEM_NPU_FAULT from the environment, if set.
+  std::string npu_fault;
 };
 
 class HeteroForward final : public Forward {
@@ -33,7 +37,11 @@ class HeteroForward final : public Forward {
   const DriverStats& stats() const { return driver_->stats(); }
   const std::vector<TaskTiming>& timings() const { return driver_->timings(); }
   std::string memory_report() const override { return memory_.describe(); }
+  ExecutionReport execution_report() const override;
+  // NPU parts placed on the GPU because the NPU could not prepare their graph (per chunk lowered).
   int fallbacks() const { return partitioner_->fallbacks(); }
+  // NPU kernels that failed at run time and ran again on the GPU.
+  uint64_t run_fallbacks() const { return driver_->stats().rerun_on_fallback; }
   double prepare_seconds() const;       // NPU graph builds so far (modeled)
   const TaskGraph& last_graph() const { return graph_; }
   Status write_trace(const std::string& path) const override { return driver_->write_trace(path); }
@@ -47,6 +55,8 @@ class HeteroForward final : public Forward {
   std::unique_ptr<Partitioner> partitioner_;
   std::unique_ptr<RealDriver> driver_;
   TaskGraph graph_;
+  HeteroOptions options_;
+  devices::NpuDevice* npu_model_ = nullptr;  // the emulated NPU (under any fault injector), for its graph count
 };
 
 }  // namespace tandem

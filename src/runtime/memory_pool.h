@@ -17,7 +17,9 @@ namespace tandem {
 class MemoryPool {
  public:
   // Phase 1: reserve named regions. Phase 2: allocate() once. Phase 3: get() pointers.
-  size_t reserve(std::string name, size_t bytes);  // returns a handle
+  // reused_by_layers > 0 marks an activation slot: one region every layer of the forward pass
+  // works in, in turn (the pool holds a few slots, not a buffer per layer). Returns a handle.
+  size_t reserve(std::string name, size_t bytes, int reused_by_layers = 0);
   Status allocate();
   void* get(size_t handle) const;
   template <class T>
@@ -25,7 +27,10 @@ class MemoryPool {
 
   size_t total_bytes() const { return total_; }
   size_t region_count() const { return regions_.size(); }
-  std::string describe() const;  // one line per region, for `--verbose`
+  size_t slot_count() const;        // regions reused across layers
+  size_t slot_bytes() const;
+  int slot_layers() const;          // the most layers any slot serves
+  std::string describe() const;     // one line per region and a summary, for `--verbose`
 
   static constexpr size_t kAlignment = 64;  // a cache line; also what AVX-512 loads like
 
@@ -34,6 +39,7 @@ class MemoryPool {
     std::string name;
     size_t offset;
     size_t bytes;
+    int reused_by_layers;
   };
   struct FreeDeleter {
     void operator()(void* p) const;

@@ -28,8 +28,8 @@ constexpr NamedStrategy kStrategies[] = {
 // Activation rows [r0, r1) of a matmul call, with weight rows [w0, w1).
 OpCall slice(const OpCall& op, int64_t r0, int64_t r1, int64_t w0, int64_t w1) {
   OpCall c = op;
-  c.a = Act{op.a.data + r0 * op.a.ld, r1 - r0, op.a.cols, op.a.ld};
-  c.out = Act{op.out.data + r0 * op.out.ld, r1 - r0, op.out.cols, op.out.ld};
+  c.a = Act{op.a.data + r0 * op.a.ld, r1 - r0, op.a.cols, op.a.ld, op.a.capacity_rows() - r0};
+  c.out = Act{op.out.data + r0 * op.out.ld, r1 - r0, op.out.cols, op.out.ld, op.out.capacity_rows() - r0};
   c.row_begin = w0;
   c.row_end = w1;
   return c;
@@ -116,17 +116,38 @@ std::vector<int> Partitioner::npu_part(const OpCall& op, int64_t r0, int64_t r1,
     }
     Task t;
     t.device = opt_.npu;
+    t.fallback_device = opt_.gpu;  // a matmul writes only its output columns: safe to run again
     t.call = c;
     t.deps = after;
     t.label = label + " npu " + range("rows", r0, r1) + " " + range("w", w0, w1);
     return {g.add(std::move(t))};
   }
-  // Padded: pieces of at most the largest standard length, each staged through the scratch.
+  // Padded: pieces of at most the largest standard length. A piece runs in place, padded into
+  // the rows its buffers hold past the chunk (Act::capacity: nothing is copied, the extra rows
+  // compute results nobody reads), or else is staged through the scratch.
   const int64_t largest = opt_.standard_lengths.empty() ? 1 : opt_.standard_lengths.back();
   std::vector<int> deps = after;
   for (int64_t p0 = r0; p0 < r1;) {
     const int64_t piece = std::min(r1 - p0, largest);
     const int64_t L = is_standard(piece) ? piece : smallest_standard_at_least(piece);
+    if (L > 0 && p0 + L <= op.a.capacity_rows() && p0 + L <= op.out.capacity_rows()) {
+      const OpCall c = slice(op, p0, p0 + L, w0, w1);
+      if (!npu_can_run_(GraphSpec::of(c))) {
+        ++fallbacks_;
+        deps = gpu_part(op, p0, p0 + piece, w0, w1, deps, g, label + " (npu fallback)");
+      } else {
+        Task t;
+        t.device = opt_.npu;
+        t.fallback_device = opt_.gpu;
+        t.call = c;
+        t.deps = deps;
+        t.label = label + " npu padded in place " + range("rows", p0, p0 + piece) + "->" + std::to_string(L) + " " +
+                  range("w", w0, w1);
+        deps = {g.add(std::move(t))};
+      }
+      p0 += piece;
+      continue;
+    }
     const int64_t in = op.a.cols, width = op.out.cols;
     OpCall staged = op;
     staged.a = Act{pad_.x, L, in, in};
@@ -154,6 +175,7 @@ std::vector<int> Partitioner::npu_part(const OpCall& op, int64_t r0, int64_t r1,
     const int copy_in = g.add(std::move(in_copy));
     Task run;
     run.device = opt_.npu;
+    run.fallback_device = opt_.gpu;
     run.call = staged;
     run.deps = {copy_in};
     run.label = label + " npu padded " + range("rows", p0, p0 + piece) + " " + range("w", w0, w1);

@@ -3,9 +3,11 @@
 //
 // The NPU runs only static shapes: activation row counts from the standard lengths (plus 1, the
 // decode graph). A part of a dynamic length is either cut to a standard length (activation-
-// centric, multi-tensor), padded up to one through a scratch buffer (padding, npu-only, layer,
-// weight-centric and the hybrid's remainder), or prepared for its exact length at run time
-// (online-prepare, charged the NPU's graph-build cost).
+// centric, multi-tensor), padded up to one (padding, npu-only, layer, weight-centric and the
+// hybrid's remainder) — in place when its buffers hold the extra rows, else staged through a
+// scratch buffer — or prepared for its exact length at run time (online-prepare, charged the
+// NPU's graph-build cost). Every NPU kernel names the GPU as its fallback: if the NPU fails it
+// at run time, the driver runs it again there.
 #pragma once
 
 #include <functional>

@@ -1,5 +1,6 @@
 #include "runtime/real_driver.h"
 
+#include <cstdio>
 #include <sstream>
 
 #include "runtime/trace/chrome_trace.h"
@@ -59,7 +60,7 @@ void RealDriver::worker_loop(Worker& w) {
       if (!c.ok()) {
         d.status = c.status();
       } else {
-        d.status = wait_for(**c, *t);
+        d.status = wait_for(**c, *t, w.name);
         d.device_seconds = (*c)->device_seconds();
       }
     }
@@ -76,21 +77,21 @@ namespace {
 
 // Kernels of one shape on one device take about the same time in every layer: the key leaves out
 // the layer (the weight's name) and keeps what sets the cost.
-std::string shape_key(const Task& t) {
+std::string shape_key(const Task& t, const std::string& device) {
   const devices::OpCall& c = *t.call;
   std::ostringstream k;
-  k << t.device << ':' << devices::op_kind_name(c.kind) << ':' << c.out.rows << 'x' << c.out.cols;
+  k << device << ':' << devices::op_kind_name(c.kind) << ':' << c.out.rows << 'x' << c.out.cols;
   if (c.weight) k << ':' << (c.row_end - c.row_begin) << 'x' << c.weight->cols;
   return k.str();
 }
 
 }  // namespace
 
-Status RealDriver::wait_for(devices::Completion& c, const Task& t) {
+Status RealDriver::wait_for(devices::Completion& c, const Task& t, const std::string& device) {
   if (sync_ == SyncMode::kBlocking) return c.wait();
   // Fast sync: the completion flag is polled, after sleeping through most of the predicted time.
   using clock = std::chrono::steady_clock;
-  const std::string key = shape_key(t);
+  const std::string key = shape_key(t, device);
   const int64_t predicted = predictor_.predict(key).value_or(0);
   const auto start = clock::now();
   auto elapsed_ns = [&] { return std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start).count(); };
@@ -144,7 +145,7 @@ Status RealDriver::run(const TaskGraph& g) {
   while (in_flight > 0) {
     const double wait_start = now();
     done_cv_.wait(lock, [&] { return !done_.empty(); });
-    timings_.push_back(TaskTiming{-1, "sync", "wait for completion", wait_start, now()});
+    record(TaskTiming{-1, "sync", "wait for completion", wait_start, now()});
     while (!done_.empty()) {
       Done d = std::move(done_.front());
       done_.pop_front();
@@ -153,9 +154,24 @@ Status RealDriver::run(const TaskGraph& g) {
       const Task& t = tasks[size_t(d.task)];
       stats_.tasks++;
       stats_.host_bytes_copied += t.host_bytes;
-      stats_.busy_seconds[t.device] += d.timing.end_s - d.timing.start_s;
-      stats_.device_seconds[t.device] += d.device_seconds;
-      timings_.push_back(d.timing);
+      stats_.tasks_per_device[d.timing.device]++;
+      stats_.busy_seconds[d.timing.device] += d.timing.end_s - d.timing.start_s;
+      stats_.device_seconds[d.timing.device] += d.device_seconds;
+      record(d.timing);
+      if (!d.status.ok() && d.timing.device == t.device && !t.fallback_device.empty() && workers_.count(t.fallback_device) &&
+          first_error.ok()) {
+        // The device failed this kernel: run it again where the task says, once.
+        if (!warned_fallback_) {
+          std::fprintf(stderr, "tandem: warning: %s failed %s (%s); it and any later failures run on %s\n",
+                       t.device.c_str(), t.label.c_str(), d.status.message().c_str(), t.fallback_device.c_str());
+          warned_fallback_ = true;
+        }
+        ++stats_.rerun_on_fallback;
+        workers_.at(t.fallback_device)->queue.push_back(&t);
+        ++in_flight;
+        --finished;
+        continue;
+      }
       if (!d.status.ok()) {
         if (first_error.ok()) first_error = Status(d.status.code(), t.label + ": " + d.status.message());
         continue;
@@ -170,6 +186,11 @@ Status RealDriver::run(const TaskGraph& g) {
   stats_.fast_fallbacks = fast_fallbacks_.load();
   if (first_error.ok() && finished != tasks.size()) return Internal("driver: not every task ran (a dependency cycle?)");
   return first_error;
+}
+
+void RealDriver::record(TaskTiming t) {
+  if (timings_.size() >= kMaxTimings) timings_.erase(timings_.begin(), timings_.begin() + kMaxTimings / 2);
+  timings_.push_back(std::move(t));
 }
 
 Status RealDriver::write_trace(const std::string& path) const {

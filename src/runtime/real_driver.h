@@ -22,9 +22,11 @@ namespace tandem {
 struct DriverStats {
   uint64_t tasks = 0;
   uint64_t host_bytes_copied = 0;           // bytes moved by merge steps (padding)
+  std::map<std::string, uint64_t> tasks_per_device;
   std::map<std::string, double> busy_seconds;  // per device: wall time inside its tasks
   std::map<std::string, double> device_seconds;  // per device: time the device reports (modeled for the npu)
   uint64_t fast_waits = 0, fast_fallbacks = 0;    // fast sync: waits, and those that fell back to blocking
+  uint64_t rerun_on_fallback = 0;                  // kernels a device failed that ran again on their fallback
 };
 
 // One finished task, for traces.
@@ -49,14 +51,17 @@ class RealDriver {
   RealDriver(const RealDriver&) = delete;
   RealDriver& operator=(const RealDriver&) = delete;
 
-  // Runs every task; the first failure stops new dispatches and is returned once in-flight tasks
-  // have finished. Stats and timings accumulate across runs.
+  // Runs every task. A kernel that fails on its device runs again on the task's fallback device
+  // (a warning is printed once); any other failure stops new dispatches and is returned once
+  // in-flight tasks have finished. Stats accumulate across runs; timings keep the most recent
+  // kMaxTimings entries (a trace of a long generation stays bounded).
   Status run(const TaskGraph& g);
   const DriverStats& stats() const { return stats_; }
   const std::vector<TaskTiming>& timings() const { return timings_; }
   // Writes every run so far as a Chrome trace (Perfetto opens it): one track per device, one for
   // host merge steps, one for the scheduler ("sync") waiting on completions.
   Status write_trace(const std::string& path) const;
+  static constexpr size_t kMaxTimings = 1u << 20;
 
  private:
   struct Worker {
@@ -72,8 +77,9 @@ class RealDriver {
     double device_seconds;
   };
   void worker_loop(Worker& w);
-  Status wait_for(devices::Completion& c, const Task& t);  // by the sync mode
+  Status wait_for(devices::Completion& c, const Task& t, const std::string& device);  // by the sync mode
   double now() const;
+  void record(TaskTiming t);  // appends, dropping the oldest half when full
 
   SyncMode sync_;
   sync::LatencyPredictor predictor_{1.0};  // the previous kernel of the same shape predicts the next
@@ -86,6 +92,7 @@ class RealDriver {
   bool stop_ = false;
   DriverStats stats_;
   std::vector<TaskTiming> timings_;
+  bool warned_fallback_ = false;
   const std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
 };
 

@@ -16,6 +16,10 @@ Status TaskGraph::verify() const {
       return Internal("task graph: task " + std::to_string(t.id) + " (" + t.label + ") must have exactly one of a call or a host step");
     }
     if (t.call && t.device == "host") return Internal("task graph: task " + std::to_string(t.id) + " is a kernel on 'host'");
+    if (!t.fallback_device.empty() && (!t.call || t.fallback_device == "host" || t.fallback_device == t.device)) {
+      return Internal("task graph: task " + std::to_string(t.id) + " (" + t.label + ") has fallback device '" +
+                      t.fallback_device + "', which must be another device for a kernel");
+    }
     for (int d : t.deps) {
       if (d < 0 || d >= t.id) {
         return Internal("task graph: task " + std::to_string(t.id) + " (" + t.label + ") depends on task " +
@@ -29,7 +33,7 @@ Status TaskGraph::verify() const {
 std::string TaskGraph::dump() const {
   std::ostringstream s;
   for (const Task& t : tasks_) {
-    s << t.id << " [" << t.device << "] " << t.label << " <-";
+    s << t.id << " [" << t.device << (t.fallback_device.empty() ? "" : "|" + t.fallback_device) << "] " << t.label << " <-";
     for (int d : t.deps) s << ' ' << d;
     s << '\n';
   }

@@ -21,6 +21,9 @@ struct Task {
   std::function<void()> host_step;      // the merge step (host tasks): copies for padding
   uint64_t host_bytes = 0;              // bytes a host step moves (reported as copies)
   std::vector<int> deps;                // tasks that must finish first
+  // Where the kernel runs instead if `device` fails it (an NPU fault): empty for none. Only set
+  // for kernels that are safe to run again (their output is not also an input).
+  std::string fallback_device;
   std::string label;                    // for traces and dumps: "blk.3.attn_q npu rows 0:256"
 };
 

@@ -49,6 +49,28 @@ check "bench json tg_tok_s" grep -q '"tg_tok_s":' <<<"$json"
 table=$("$TANDEM" bench -m "$M" -p 16 -n 4 -r 2 2>/dev/null)
 check "bench table rows" grep -q "pp16" <<<"$table"
 
+# GPU + NPU at once: the tokens of the cpu, the report on stderr with -v, the report in bench JSON,
+# and an injected NPU run failure that changes nothing but the warning.
+if "$TANDEM" devices 2>/dev/null | grep -q "^| opencl"; then
+  cpu_ids=$("$TANDEM" run -m "$M" --prompt-ids "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37" -n 6 --ids)
+  for s in hybrid padding multi-tensor; do
+    h=$("$TANDEM" run -m "$M" --prompt-ids "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37" -n 6 --ids \
+        --devices opencl,npu --strategy "$s" -v 2>"$WORK/hetero-$s.err")
+    check "opencl,npu $s tokens equal cpu" [ "$h" == "$cpu_ids" ]
+    check "opencl,npu $s reports no copies" grep -q "bytes copied    0 host (padding merges), 0 host<->device" "$WORK/hetero-$s.err"
+  done
+  hj=$("$TANDEM" bench -m "$M" -p 40 -n 2 -r 1 --json --devices opencl,npu --strategy hybrid)
+  check "bench json execution report" grep -q '"execution":{.*"npu_graphs":[1-9]' <<<"$hj"
+  f=$("$TANDEM" run -m "$M" --prompt-ids "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37" -n 6 --ids \
+      --devices opencl,npu --strategy hybrid --npu-fault run:2 2>"$WORK/fault.err")
+  check "npu run faults keep the tokens" [ "$f" == "$cpu_ids" ]
+  check "npu run faults warn" grep -q "warning: npu failed" "$WORK/fault.err"
+  check "bad fault plan" one_line_error "'run:0'" "$TANDEM" run -m "$M" -p hi --devices opencl,npu --npu-fault run:0
+else
+  echo "no OpenCL device: multi-device checks skipped"
+fi
+check "fault plan needs the npu" one_line_error "needs --devices opencl,npu" "$TANDEM" run -m "$M" -p hi --npu-fault run
+
 # errors: non-zero exit, one line, naming the problem.
 check "missing model file" one_line_error "/nonexistent.gguf" "$TANDEM" run -m /nonexistent.gguf -p hi
 check "not a gguf" one_line_error "magic" "$TANDEM" info -m "$SHARED/testdata/vocab/ggml-vocab-llama-spm.gguf.inp"

@@ -25,5 +25,21 @@ TEST(MemoryPool, RegionsAreAlignedDisjointAndZeroed) {
   EXPECT_EQ(pb[0], 0);
 }
 
+TEST(MemoryPool, CountsTheSlotsReusedAcrossLayers) {
+  MemoryPool pool;
+  pool.reserve("x", 100, 22);
+  pool.reserve("q", 200, 22);
+  pool.reserve("k cache layer 0", 1000);
+  pool.reserve("k cache layer 1", 1000);
+  ASSERT_TRUE(pool.allocate().ok());
+  EXPECT_EQ(pool.slot_count(), 2u);
+  EXPECT_EQ(pool.slot_bytes(), 300u);
+  EXPECT_EQ(pool.slot_layers(), 22);
+  const std::string d = pool.describe();
+  EXPECT_NE(d.find("x: 100 bytes (slot, reused by 22 layers)"), std::string::npos) << d;
+  EXPECT_NE(d.find("2 activation slots (300 bytes) reused across 22 layers; 4 regions"), std::string::npos) << d;
+  EXPECT_EQ(d.find("k cache layer 0: 1000 bytes (slot"), std::string::npos) << d;
+}
+
 }  // namespace
 }  // namespace tandem

@@ -91,20 +91,51 @@ INSTANTIATE_TEST_SUITE_P(
       return n;
     });
 
-TEST(Strategies, PaddingStagesRowsButActivationCentricCopiesNothing) {
+// The shared pool is mapped by both devices: no strategy copies a byte between them. Padding
+// happens in place, in the rows the activation slots hold past the chunk; only when a slot has
+// no room left (a chunk that ends near max_batch) is a piece staged through the scratch.
+TEST(Strategies, NoStrategyCopiesBytesWhenTheSlotsHaveRoomToPad) {
   if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
   auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q8_0));
   ASSERT_TRUE(model);
-  std::vector<TokenId> prompt(11, 42);
+  const std::vector<TokenId> prompt(11, 42);  // 8 standard rows + 3 padded to 4 at rows 8..11
   std::vector<float> logits(static_cast<size_t>(model->config().n_vocab));
-  auto act = HeteroForward::create(model, small_options(Strategy::kActivationCentric));
-  ASSERT_TRUE(act.ok());
-  ASSERT_TRUE((*act)->eval(prompt, 0, logits.data()).ok());
-  EXPECT_EQ((*act)->stats().host_bytes_copied, 0u) << "8 rows on the NPU in place, 3 on the GPU";
-  auto pad = HeteroForward::create(model, small_options(Strategy::kPadding));
-  ASSERT_TRUE(pad.ok());
-  ASSERT_TRUE((*pad)->eval(prompt, 0, logits.data()).ok());
-  EXPECT_GT((*pad)->stats().host_bytes_copied, 0u) << "11 rows are staged as 8 + (3 padded to 4)";
+  for (const std::string& name : strategy_names()) {
+    HeteroOptions o = small_options(*strategy_from_name(name));
+    auto h = HeteroForward::create(model, o);
+    ASSERT_TRUE(h.ok());
+    ASSERT_TRUE((*h)->eval(prompt, 0, logits.data()).ok());
+    const std::vector<TokenId> one{7};
+    ASSERT_TRUE((*h)->eval(one, 11, logits.data()).ok());
+    const ExecutionReport r = (*h)->execution_report();
+    EXPECT_EQ(r.host_bytes_copied, 0u) << name;
+    EXPECT_EQ(r.device_bytes_copied, 0u) << name << ": the opencl device mapped the pool without shadow copies";
+    EXPECT_EQ(r.activation_slots, 13u) << name << ": 11 activation slots + 2 padding scratch";
+    EXPECT_EQ(r.slot_layers, model->config().n_layers);
+  }
+}
+
+TEST(Strategies, PaddingStagesThroughTheScratchOnlyWhenTheSlotIsFull) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
+  auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q8_0));
+  ASSERT_TRUE(model);
+  const int n_vocab = model->config().n_vocab;
+  std::vector<TokenId> prompt;
+  for (int i = 0; i < 11; ++i) prompt.push_back(TokenId(i * 31 + 5));
+  HeteroOptions o = small_options(Strategy::kPadding);
+  o.max_batch = 11;  // rows 8..10 pad to 4 rows, 8..11: one past the slots
+  auto h = HeteroForward::create(model, o);
+  ASSERT_TRUE(h.ok());
+  std::vector<float> logits(static_cast<size_t>(n_vocab));
+  ASSERT_TRUE((*h)->eval(prompt, 0, logits.data()).ok());
+  EXPECT_GT((*h)->stats().host_bytes_copied, 0u);
+  EXPECT_NE((*h)->last_graph().dump().find("pad 3->4 in"), std::string::npos) << (*h)->last_graph().dump();
+  auto again = HeteroForward::create(model, o);
+  ASSERT_TRUE(again.ok());
+  auto cpu_only = cpu::CpuForward::create(model, {2, 64, 16});
+  ASSERT_TRUE(cpu_only.ok());
+  EXPECT_EQ(greedy(**again, prompt, 4, n_vocab), greedy(**cpu_only, prompt, 4, n_vocab));
 }
 
 TEST(Strategies, OnlinePrepareChargesOneGraphBuildPerNewLength) {
@@ -190,6 +221,57 @@ TEST(Strategies, InjectedNpuFailureFallsBackAndKeepsTheOutput) {
   EXPECT_EQ(greedy(**h, prompt, 6, n_vocab), want);
   EXPECT_GT((*h)->fallbacks(), 0);
   EXPECT_EQ((*h)->stats().busy_seconds.count("npu"), 0u) << "nothing ran on the failed NPU";
+}
+
+// An NPU kernel that fails after it ran (and scribbled on its output) runs again on the GPU:
+// the tokens do not change, so the KV cache the later steps read stayed consistent.
+class RunFaults : public ::testing::TestWithParam<std::tuple<Strategy, std::string>> {};
+
+TEST_P(RunFaults, FailedNpuRunsRerunOnTheGpuAndKeepTheOutput) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  const auto& [strategy, plan] = GetParam();
+  cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
+  auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q4_0));
+  ASSERT_TRUE(model);
+  const int n_vocab = model->config().n_vocab;
+  const std::vector<TokenId> prompt{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  auto cpu_only = cpu::CpuForward::create(model, {2, 64, 16});
+  ASSERT_TRUE(cpu_only.ok());
+  const std::vector<TokenId> want = greedy(**cpu_only, prompt, 6, n_vocab);
+  HeteroOptions o = small_options(strategy);
+  o.npu_fault = plan;
+  auto h = HeteroForward::create(model, o);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  ::testing::internal::CaptureStderr();
+  const std::vector<TokenId> got = greedy(**h, prompt, 6, n_vocab);
+  const std::string warnings = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(got, want) << strategy_name(strategy) << " with faults " << plan;
+  EXPECT_GT((*h)->run_fallbacks(), 0u);
+  EXPECT_EQ((*h)->fallbacks(), 0) << "every graph was prepared; only runs failed";
+  EXPECT_NE(warnings.find("warning: npu failed"), std::string::npos) << warnings;
+  EXPECT_EQ(warnings.find("warning", warnings.find("warning") + 1), std::string::npos) << "warned once: " << warnings;
+  EXPECT_GT((*h)->stats().busy_seconds.count("npu"), 0u) << "the NPU ran (and failed) its parts";
+}
+
+INSTANTIATE_TEST_SUITE_P(All, RunFaults,
+                         ::testing::Combine(::testing::Values(Strategy::kHybrid, Strategy::kNpuOnly, Strategy::kWeightCentric,
+                                                              Strategy::kMultiTensor),
+                                            ::testing::Values(std::string("run"), std::string("run:3"))),
+                         [](const auto& info) {
+                           std::string n = std::string(strategy_name(std::get<0>(info.param))) + "_" + std::get<1>(info.param);
+                           for (char& ch : n)
+                             if (ch == '-' || ch == ':') ch = '_';
+                           return n;
+                         });
+
+TEST(Strategies, BadFaultPlanIsRefusedWithItsSource) {
+  auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q4_0));
+  ASSERT_TRUE(model);
+  HeteroOptions o = small_options(Strategy::kHybrid);
+  o.npu_fault = "run:0";
+  auto h = HeteroForward::create(model, o);
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.status().message().find("--npu-fault: 'run:0'"), std::string::npos) << h.status().message();
 }
 
 }  // namespace

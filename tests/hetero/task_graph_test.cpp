@@ -28,6 +28,35 @@ TEST(TaskGraph, VerifyRejectsForwardDependenciesAndMixedWork) {
   EXPECT_FALSE(h.verify().ok());
 }
 
+TEST(TaskGraph, FallbackDeviceMustBeAnotherDeviceForAKernel) {
+  float y = 0;
+  TaskGraph g;
+  Task host;
+  host.device = "host";
+  host.host_step = [] {};
+  host.fallback_device = "opencl";  // a host step has nothing to rerun
+  host.label = std::string("merge");
+  g.add(host);
+  EXPECT_FALSE(g.verify().ok());
+
+  TaskGraph same;
+  Task k;
+  k.device = "npu";
+  k.call = devices::OpCall::matmul(nullptr, 0, 0, &y, 1, 1, &y, 1);
+  k.fallback_device = "npu";
+  k.label = std::string("matmul");
+  same.add(k);
+  Status st = same.verify();
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("fallback device 'npu'"), std::string::npos) << st.message();
+
+  TaskGraph ok;
+  k.fallback_device = "opencl";
+  ok.add(k);
+  EXPECT_TRUE(ok.verify().ok());
+  EXPECT_NE(ok.dump().find("[npu|opencl]"), std::string::npos) << ok.dump();
+}
+
 TEST(Strategy, NamesRoundTripAndUnknownNamesAreListed) {
   for (const std::string& n : strategy_names()) {
     auto s = strategy_from_name(n);

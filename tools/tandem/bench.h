@@ -22,6 +22,7 @@ struct BenchOptions {
 
 struct BenchResult {
   std::vector<double> pp_tok_s, tg_tok_s;  // one per measured repetition
+  ExecutionReport execution;               // over every repetition, warm-up included
 };
 
 Result<BenchResult> run_bench(std::shared_ptr<const Model> model, const BenchOptions& options);

@@ -8,6 +8,7 @@
 #include "runtime/session.h"
 #include "tools/tandem/bench.h"
 #include "tools/tandem/bench_stats.h"
+#include "tools/tandem/execution_report_view.h"
 #include "tools/tandem/model_options.h"
 #include "tools/tandem/session_factory.h"
 #include "tools/tandem/progress_bar.h"
@@ -83,6 +84,7 @@ Result<BenchResult> run_bench(std::shared_ptr<const Model> model, const BenchOpt
     if (o.progress) o.progress(double(rep + 1) / double(o.reps + 1));
   }
   if (!o.devices.trace.empty()) TANDEM_RETURN_IF_ERROR(s->forward().write_trace(o.devices.trace));
+  r.execution = s->forward().execution_report();
   return r;
 }
 
@@ -107,7 +109,8 @@ void print_bench(const Model& model, const BenchOptions& o, const BenchResult& r
                         {"tg_tok_s", tg.mean},
                         {"tg_tok_s_stddev", tg.stddev},
                         {"pp_all", r.pp_tok_s},
-                        {"tg_all", r.tg_tok_s}};
+                        {"tg_all", r.tg_tok_s},
+                        {"execution", execution_json(r.execution)}};
     std::cout << j.dump() << "\n";
     return;
   }
@@ -129,6 +132,7 @@ void print_bench(const Model& model, const BenchOptions& o, const BenchResult& r
   };
   if (o.n_prompt > 0) row("pp", o.n_prompt, pp);
   if (o.n_gen > 0) row("tg", o.n_gen, tg);
+  if (o.devices.devices != "cpu") std::printf("\n%s", execution_table(r.execution).c_str());
 }
 
 Command add_bench(CLI::App& app) {

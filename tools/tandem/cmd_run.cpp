@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "runtime/session.h"
+#include "tools/tandem/execution_report_view.h"
 #include "tools/tandem/model_options.h"
 #include "tools/tandem/session_factory.h"
 
@@ -72,6 +73,7 @@ Command add_run(CLI::App& app) {
                            st.n_generated, st.decode_seconds,
                            st.decode_seconds > 0 ? st.n_generated / st.decode_seconds : 0.0);
               std::fprintf(stderr, "memory pool:\n%s\n", session->forward().memory_report().c_str());
+              std::fprintf(stderr, "%s", execution_table(session->forward().execution_report()).c_str());
             }
             return Status::Ok();
           }};

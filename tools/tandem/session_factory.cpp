@@ -18,6 +18,9 @@ void DeviceOptions::add_to(CLI::App* sub) {
   sub->add_option("--standard-lengths", standard_lengths, "NPU static sequence lengths")->capture_default_str();
   sub->add_option("--sync", sync, "how device workers wait for kernels: fast (predicted sleep + flag polling) | blocking")
       ->capture_default_str();
+  sub->add_option("--npu-fault", npu_fault,
+                  "inject NPU faults to drill the fallback: prepare | run | run:N (every Nth kernel); "
+                  "also TANDEM_NPU_FAULT");
   sub->add_option("--trace", trace, "write a Chrome trace (Perfetto) of the device timeline to this file");
 }
 
@@ -37,6 +40,9 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
                                               int context, int max_batch) {
   std::vector<std::string> names = split(d.devices);
   std::sort(names.begin(), names.end());
+  if (!d.npu_fault.empty() && names != std::vector<std::string>{"npu", "opencl"}) {
+    return InvalidArgument("--npu-fault: '" + d.npu_fault + "' needs --devices opencl,npu (the NPU's parts fall back to the GPU)");
+  }
   if (names == std::vector<std::string>{"cpu"}) {
     TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<cpu::CpuForward> f, cpu::CpuForward::create(model, {threads, context, max_batch}));
     return std::unique_ptr<Forward>(std::move(f));
@@ -68,6 +74,7 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
   }
   if (o.partition.standard_lengths.empty()) return InvalidArgument("--standard-lengths: none given");
   TANDEM_ASSIGN_OR_RETURN(o.sync, sync_mode_from_name(d.sync));
+  o.npu_fault = d.npu_fault;
   o.context = context;
   o.max_batch = max_batch;
   o.n_threads = threads;

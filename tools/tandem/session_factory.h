@@ -19,6 +19,7 @@ struct DeviceOptions {
   std::string standard_lengths = "32,64,128,256,512,1024";
   std::string trace;  // Chrome trace output path (multi-device runs)
   std::string sync = "fast";
+  std::string npu_fault;  // injected NPU faults: prepare | run | run:N (else TANDEM_NPU_FAULT)
 
   void add_to(CLI::App* sub);
   bool several() const { return devices.find(',') != std::string::npos; }  // a strategy applies

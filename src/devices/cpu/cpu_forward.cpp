@@ -41,19 +41,20 @@ Result<std::unique_ptr<CpuForward>> CpuForward::create(std::shared_ptr<const Mod
 Status CpuForward::allocate() {
   const size_t B = size_t(max_batch_), T = size_t(context_), F = sizeof(float);
   const size_t dim = size_t(cfg_.dim), kv = size_t(cfg_.kv_dim()), ffn = size_t(cfg_.ffn_dim);
-  // Activations for one chunk of B tokens.
-  h_x_ = memory_.reserve("residual x [B x dim]", B * dim * F);
-  h_xb_ = memory_.reserve("normed / attention out [B x dim]", B * dim * F);
-  h_q_ = memory_.reserve("q [B x dim]", B * dim * F);
-  h_k_ = memory_.reserve("k [B x kv_dim]", B * kv * F);
-  h_v_ = memory_.reserve("v [B x kv_dim]", B * kv * F);
-  h_att_ = memory_.reserve("attention out [B x dim]", B * dim * F);
-  h_gate_ = memory_.reserve("ffn gate [B x ffn]", B * ffn * F);
-  h_up_ = memory_.reserve("ffn up [B x ffn]", B * ffn * F);
+  // Activations for one chunk of B tokens: slots every layer works in, in turn.
+  const int L = cfg_.n_layers;
+  h_x_ = memory_.reserve("residual x [B x dim]", B * dim * F, L);
+  h_xb_ = memory_.reserve("normed / attention out [B x dim]", B * dim * F, L);
+  h_q_ = memory_.reserve("q [B x dim]", B * dim * F, L);
+  h_k_ = memory_.reserve("k [B x kv_dim]", B * kv * F, L);
+  h_v_ = memory_.reserve("v [B x kv_dim]", B * kv * F, L);
+  h_att_ = memory_.reserve("attention out [B x dim]", B * dim * F, L);
+  h_gate_ = memory_.reserve("ffn gate [B x ffn]", B * ffn * F, L);
+  h_up_ = memory_.reserve("ffn up [B x ffn]", B * ffn * F, L);
   // Attention scores: one [B x T] block per thread (threads take whole heads).
-  h_scores_ = memory_.reserve("attention scores [threads x B x T]", size_t(pool_.size()) * B * T * F);
-  h_cos_ = memory_.reserve("rope cos [B x head_dim/2]", B * size_t(cfg_.head_dim / 2) * F);
-  h_sin_ = memory_.reserve("rope sin [B x head_dim/2]", B * size_t(cfg_.head_dim / 2) * F);
+  h_scores_ = memory_.reserve("attention scores [threads x B x T]", size_t(pool_.size()) * B * T * F, L);
+  h_cos_ = memory_.reserve("rope cos [B x head_dim/2]", B * size_t(cfg_.head_dim / 2) * F, L);
+  h_sin_ = memory_.reserve("rope sin [B x head_dim/2]", B * size_t(cfg_.head_dim / 2) * F, L);
   h_logit_rows_ = memory_.reserve("final normed rows [B x dim]", B * dim * F);
   // KV cache: keys [T x kv_dim] per layer (a row per position); values transposed,
   // [kv_dim x T] per layer, so that probabilities x values is a matmul over positions.

@@ -36,6 +36,7 @@ class CpuForward final : public Forward {
   int n_threads() const { return pool_.size(); }
   size_t pool_bytes() const { return memory_.total_bytes(); }
   std::string memory_report() const override { return memory_.describe(); }
+  ExecutionReport execution_report() const override { return report_with_pool("cpu fast path", memory_); }
 
  private:
   CpuForward(std::shared_ptr<const Model> model, ForwardOptions options);

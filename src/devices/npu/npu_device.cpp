@@ -2,13 +2,33 @@
 
 #include <vector>
 
-#include "core/half.h"
 #include "npu/executor.h"
 
 namespace tandem::devices {
 
+namespace {
+
+npu::oplib::EltOp elt_op_of(OpKind k) {
+  return k == OpKind::kRmsNorm ? npu::oplib::EltOp::kRmsNorm
+         : k == OpKind::kSwiglu ? npu::oplib::EltOp::kSwiglu : npu::oplib::EltOp::kAdd;
+}
+
+// The NPU computes in fp16: fp32 activations of the shared pool enter and leave through fp16
+// staging (a real NPU reads the fp16 tensors its producer wrote; the model converts here).
+void to_fp16(const Act& a, std::vector<fp16_t>& out) {
+  out.resize(size_t(a.rows * a.cols));
+  for (int64_t i = 0; i < a.rows; ++i)
+    for (int64_t k = 0; k < a.cols; ++k) out[size_t(i * a.cols + k)] = f32_to_fp16(a.data[i * a.ld + k]);
+}
+
+}  // namespace
+
 bool NpuDevice::weight_type_supported(DType t) {
   return t == DType::F16 || t == DType::Q8_0 || t == DType::Q4_0;
+}
+
+bool NpuDevice::op_kind_supported(OpKind k) {
+  return k == OpKind::kMatmul || k == OpKind::kRmsNorm || k == OpKind::kSwiglu || k == OpKind::kAdd;
 }
 
 DeviceCaps NpuDevice::caps() const {
@@ -17,56 +37,108 @@ DeviceCaps NpuDevice::caps() const {
 }
 
 bool NpuDevice::supports(const OpCall& c) const {
-  return c.kind == OpKind::kMatmul && validate_call(c).ok() && weight_type_supported(c.weight->type) &&
+  return op_kind_supported(c.kind) && validate_call(c).ok() &&
+         (c.kind != OpKind::kMatmul || weight_type_supported(c.weight->type)) &&
          graphs_.count(GraphSpec::of(c).key()) > 0;
 }
 
+Result<NpuDevice::Graph> NpuDevice::build(const GraphSpec& s, double* cost) const {
+  if (!op_kind_supported(s.kind)) {
+    return Unsupported(std::string("npu: the operator library has no graph for ") + op_kind_name(s.kind) +
+                       " (it stays on the GPU or CPU)");
+  }
+  if (s.m <= 0 || s.cols <= 0 || s.m > (1 << 20) || s.cols > (1 << 20)) {
+    return InvalidArgument("npu: graph " + s.key() + " has an unsupported shape");
+  }
+  if (s.kind == OpKind::kMatmul) {
+    if (!s.weight) return InvalidArgument("npu: matmul graph without a weight");
+    if (!weight_type_supported(s.weight->type)) {
+      return Unsupported("npu: weight '" + s.weight->name + "' is " + std::string(dtype_name(s.weight->type)) +
+                         "; the NPU runs f16, q8_0 and q4_0 weights");
+    }
+    npu::oplib::MatmulSpec spec;
+    spec.n = uint32_t(s.m);
+    spec.in = uint32_t(s.weight->cols);
+    spec.out = uint32_t(s.row_end - s.row_begin);
+    spec.wtype = s.weight->type;
+    const uint8_t* rows = s.weight->data + size_t(s.row_begin) * s.weight->row_bytes();
+    TANDEM_ASSIGN_OR_RETURN(npu::oplib::PreparedMatmul g,
+                            npu::oplib::prepare_matmul(spec, target_, rows, size_t(spec.out) * s.weight->row_bytes()));
+    *cost = g.prepare_seconds;
+    return Graph(std::move(g));
+  }
+  ElementwiseGraph g;
+  g.op = elt_op_of(s.kind);
+  TANDEM_ASSIGN_OR_RETURN(g.program, npu::oplib::lower_elementwise(g.op, uint32_t(s.m), uint32_t(s.cols), target_, s.eps));
+  if (s.kind == OpKind::kRmsNorm) {
+    if (!s.weight || s.weight->type != DType::F32 || s.weight->rows * s.weight->cols != s.cols) {
+      return InvalidArgument("npu: rmsnorm graph " + s.key() + " needs an f32 gain of " + std::to_string(s.cols) + " values");
+    }
+    g.gain.resize(size_t(s.cols));
+    for (int64_t i = 0; i < s.cols; ++i) g.gain[size_t(i)] = f32_to_fp16(s.weight->f32()[i]);
+  }
+  // The graph build is charged on the activation bytes it binds, as for a matmul (x and y fp16).
+  const uint64_t operands = s.kind == OpKind::kRmsNorm ? 2 : 3;
+  *cost = target_.prepare_seconds(operands * uint64_t(s.m * s.cols) * 2);
+  return Graph(std::move(g));
+}
+
 Result<PrepareReport> NpuDevice::prepare(const GraphSpec& s) {
-  if (s.kind != OpKind::kMatmul || !s.weight) {
-    return Unsupported(std::string("npu: the operator library has no graph for ") + op_kind_name(s.kind));
-  }
-  if (!weight_type_supported(s.weight->type)) {
-    return Unsupported("npu: weight '" + s.weight->name + "' is " + std::string(dtype_name(s.weight->type)) +
-                       "; the NPU runs f16, q8_0 and q4_0 weights");
-  }
   const std::string key = s.key();
   if (graphs_.count(key)) return PrepareReport{true, 0.0};
-  npu::oplib::MatmulSpec spec;
-  spec.n = uint32_t(s.m);
-  spec.in = uint32_t(s.weight->cols);
-  spec.out = uint32_t(s.row_end - s.row_begin);
-  spec.wtype = s.weight->type;
-  const uint8_t* rows = s.weight->data + size_t(s.row_begin) * s.weight->row_bytes();
-  TANDEM_ASSIGN_OR_RETURN(npu::oplib::PreparedMatmul g,
-                          npu::oplib::prepare_matmul(spec, target_, rows, size_t(spec.out) * s.weight->row_bytes()));
-  const double cost = g.prepare_seconds;
+  double cost = 0;
+  TANDEM_ASSIGN_OR_RETURN(Graph g, build(s, &cost));
   prepare_total_ += cost;
   graphs_.emplace(key, std::move(g));
   return PrepareReport{false, cost};
 }
 
-Result<std::unique_ptr<Completion>> NpuDevice::submit(const OpCall& c) {
-  TANDEM_RETURN_IF_ERROR(validate_call(c));
-  auto it = graphs_.find(GraphSpec::of(c).key());
-  if (it == graphs_.end()) {
-    return Unsupported("npu: no prepared graph for " + GraphSpec::of(c).key() +
-                       " (the NPU runs static shapes only; prepare() it first)");
-  }
-  const npu::oplib::PreparedMatmul& g = it->second;
-  const int64_t m = c.out.rows, in = c.weight->cols, out = c.row_end - c.row_begin;
-  // The NPU computes in fp16: activations enter and results leave through fp16 staging.
-  std::vector<fp16_t> x16(size_t(m * in)), y16(size_t(m * out));
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t k = 0; k < in; ++k) x16[size_t(i * in + k)] = f32_to_fp16(c.a.data[i * c.a.ld + k]);
+Result<double> NpuDevice::run_matmul(const npu::oplib::PreparedMatmul& g, const OpCall& c) const {
+  const int64_t m = c.out.rows, out = c.row_end - c.row_begin;
+  std::vector<fp16_t> x16, y16(size_t(m * out));
+  to_fp16(c.a, x16);
   npu::Executor exec(target_);
   exec.bind_const(0, x16.data(), x16.size() * 2);
   exec.bind_const(1, g.weight_pack.data(), g.weight_pack.size());
   exec.bind(2, y16.data(), y16.size() * 2);
-  auto report = exec.run(g.program);
-  if (!report.ok()) return std::unique_ptr<Completion>(new FinishedCompletion(report.status(), 0.0));
+  TANDEM_ASSIGN_OR_RETURN(npu::ExecReport report, exec.run(g.program));
   for (int64_t i = 0; i < m; ++i)
     for (int64_t r = 0; r < out; ++r) c.out.data[i * c.out.ld + c.row_begin + r] = fp16_to_f32(y16[size_t(i * out + r)]);
-  return std::unique_ptr<Completion>(new FinishedCompletion(Status::Ok(), report->seconds));
+  return report.seconds;
+}
+
+Result<double> NpuDevice::run_elementwise(const ElementwiseGraph& g, const OpCall& c) const {
+  // rmsnorm: y = norm(a) * gain; swiglu: out = silu(out) * a; add: out = out + a.
+  std::vector<fp16_t> in0, in1, y16(size_t(c.out.rows * c.out.cols));
+  npu::Executor exec(target_);
+  if (g.op == npu::oplib::EltOp::kRmsNorm) {
+    to_fp16(c.a, in0);
+    exec.bind_const(1, g.gain.data(), g.gain.size() * 2);
+  } else {
+    to_fp16(c.out, in0);
+    to_fp16(c.a, in1);
+    exec.bind_const(1, in1.data(), in1.size() * 2);
+  }
+  exec.bind_const(0, in0.data(), in0.size() * 2);
+  exec.bind(2, y16.data(), y16.size() * 2);
+  TANDEM_ASSIGN_OR_RETURN(npu::ExecReport report, exec.run(g.program));
+  for (int64_t i = 0; i < c.out.rows; ++i)
+    for (int64_t k = 0; k < c.out.cols; ++k) c.out.data[i * c.out.ld + k] = fp16_to_f32(y16[size_t(i * c.out.cols + k)]);
+  return report.seconds;
+}
+
+Result<std::unique_ptr<Completion>> NpuDevice::submit(const OpCall& c) {
+  TANDEM_RETURN_IF_ERROR(validate_call(c));
+  const std::string key = GraphSpec::of(c).key();
+  auto it = graphs_.find(key);
+  if (it == graphs_.end()) {
+    return Unsupported("npu: no prepared graph for " + key + " (the NPU runs static shapes only; prepare() it first)");
+  }
+  Result<double> seconds = std::holds_alternative<npu::oplib::PreparedMatmul>(it->second)
+                               ? run_matmul(std::get<npu::oplib::PreparedMatmul>(it->second), c)
+                               : run_elementwise(std::get<ElementwiseGraph>(it->second), c);
+  if (!seconds.ok()) return std::unique_ptr<Completion>(new FinishedCompletion(seconds.status(), 0.0));
+  return std::unique_ptr<Completion>(new FinishedCompletion(Status::Ok(), *seconds));
 }
 
 }  // namespace tandem::devices

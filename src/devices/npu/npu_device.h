@@ -2,12 +2,18 @@
 // + timing from the target's cost model). Like a real NPU it runs only graphs prepared ahead of
 // time for a static shape and refuses anything else; prepare() is charged the target's
 // graph-build cost and cached.
+//
+// Graphs come from the operator library: matmul (f16/q8_0/q4_0 weights, W4A16) and the vector
+// unit's rmsnorm, swiglu and add. Rope, attention, the KV store and embedding lookups have no
+// NPU graph (HeteroInfer keeps them on the GPU); prepare() refuses them with a reason.
 #pragma once
 
 #include <map>
-#include <mutex>
+#include <variant>
 
+#include "core/half.h"
 #include "devices/device.h"
+#include "npu/oplib/elementwise.h"
 #include "npu/oplib/matmul.h"
 #include "npu/target_model.h"
 
@@ -18,16 +24,29 @@ class NpuDevice final : public Device {
   explicit NpuDevice(npu::TargetModel target) : target_(std::move(target)) {}
   std::string name() const override { return "npu"; }
   DeviceCaps caps() const override;
-  bool supports(const OpCall& call) const override;  // matmuls of a prepared shape and type
+  bool supports(const OpCall& call) const override;  // ops of a prepared shape and type
   Result<PrepareReport> prepare(const GraphSpec& spec) override;
   Result<std::unique_ptr<Completion>> submit(const OpCall& call) override;
   double prepare_seconds_total() const override { return prepare_total_; }
+  size_t graphs_prepared() const { return graphs_.size(); }
 
   static bool weight_type_supported(DType t);
+  // Whether the operator library has a graph for this kind of op at all.
+  static bool op_kind_supported(OpKind k);
 
  private:
+  struct ElementwiseGraph {
+    npu::oplib::EltOp op;
+    npu::Program program;
+    std::vector<fp16_t> gain;  // rmsnorm: the gain weight, converted once at prepare time
+  };
+  using Graph = std::variant<npu::oplib::PreparedMatmul, ElementwiseGraph>;
+  Result<Graph> build(const GraphSpec& spec, double* cost) const;
+  Result<double> run_matmul(const npu::oplib::PreparedMatmul& g, const OpCall& c) const;
+  Result<double> run_elementwise(const ElementwiseGraph& g, const OpCall& c) const;
+
   npu::TargetModel target_;
-  std::map<std::string, npu::oplib::PreparedMatmul> graphs_;
+  std::map<std::string, Graph> graphs_;
   double prepare_total_ = 0;
 };
 

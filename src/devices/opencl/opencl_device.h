@@ -24,7 +24,7 @@ class OpenclDevice final : public Device {
   Result<std::unique_ptr<Completion>> submit(const OpCall& call) override;
 
   Status map_shared_memory(void* base, size_t bytes) override;
-  uint64_t bytes_copied() const { return ops_->runtime().bytes_copied(); }
+  uint64_t bytes_copied() const override { return ops_->runtime().bytes_copied(); }
 
  private:
   OpenclDevice() = default;

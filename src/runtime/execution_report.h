@@ -1,0 +1,54 @@
+// What a forward pass did, for people (`tandem run -v`, `tandem bench`) and tools (JSON): the
+// memory pool's layout, bytes copied between devices, the NPU's graph builds and fallbacks, and
+// per-device work. Every Forward fills what applies to it; the rest stays zero.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "runtime/memory_pool.h"
+
+namespace tandem {
+
+struct DeviceUsage {
+  uint64_t tasks = 0;
+  double busy_seconds = 0;    // wall time its worker spent inside its kernels
+  double device_seconds = 0;  // time the device reports (modeled for the emulated NPU)
+};
+
+struct ExecutionReport {
+  std::string executor;  // "cpu", "graph on opencl", "opencl+npu hybrid", ...
+  // Memory pool: one block; a few activation slots reused by every layer.
+  uint64_t pool_bytes = 0;
+  uint64_t pool_regions = 0;
+  uint64_t activation_slots = 0;
+  int slot_layers = 0;
+  // Copies: host merge steps (padding staging) and host<->device copies inside devices. On
+  // unified memory used in place both stay 0 for every strategy without padding.
+  uint64_t host_bytes_copied = 0;
+  uint64_t device_bytes_copied = 0;
+  // The NPU: graphs built (static shapes), their modeled build time, and fallbacks to the GPU.
+  uint64_t npu_graphs = 0;
+  double npu_prepare_seconds = 0;
+  uint64_t npu_prepare_fallbacks = 0;  // parts lowered onto the GPU: no graph (per chunk)
+  uint64_t npu_run_fallbacks = 0;      // kernels the NPU failed, run again on the GPU
+  // Synchronization (multi-device runs).
+  std::string sync;  // "fast" | "blocking" | "" (single device)
+  uint64_t fast_waits = 0, fast_fallbacks = 0;
+  uint64_t tasks = 0;
+  std::map<std::string, DeviceUsage> devices;
+};
+
+// A report with the pool's part filled in.
+inline ExecutionReport report_with_pool(std::string executor, const MemoryPool& pool) {
+  ExecutionReport r;
+  r.executor = std::move(executor);
+  r.pool_bytes = pool.total_bytes();
+  r.pool_regions = pool.region_count();
+  r.activation_slots = pool.slot_count();
+  r.slot_layers = pool.slot_layers();
+  return r;
+}
+
+}  // namespace tandem

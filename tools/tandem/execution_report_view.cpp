@@ -1,0 +1,61 @@
+#include "tools/tandem/execution_report_view.h"
+
+#include <cstdio>
+
+namespace tandem::cli {
+
+nlohmann::json execution_json(const ExecutionReport& r) {
+  nlohmann::json devices = nlohmann::json::object();
+  for (const auto& [name, u] : r.devices) {
+    devices[name] = {{"tasks", u.tasks}, {"busy_s", u.busy_seconds}, {"device_s", u.device_seconds}};
+  }
+  return {{"executor", r.executor},
+          {"pool_bytes", r.pool_bytes},
+          {"pool_regions", r.pool_regions},
+          {"activation_slots", r.activation_slots},
+          {"slot_layers", r.slot_layers},
+          {"host_bytes_copied", r.host_bytes_copied},
+          {"device_bytes_copied", r.device_bytes_copied},
+          {"npu_graphs", r.npu_graphs},
+          {"npu_prepare_s", r.npu_prepare_seconds},
+          {"npu_prepare_fallbacks", r.npu_prepare_fallbacks},
+          {"npu_run_fallbacks", r.npu_run_fallbacks},
+          {"sync", r.sync},
+          {"fast_waits", r.fast_waits},
+          {"fast_fallbacks", r.fast_fallbacks},
+          {"tasks", r.tasks},
+          {"devices", devices}};
+}
+
+std::string execution_table(const ExecutionReport& r) {
+  std::string out;
+  char line[256];
+  auto add = [&](const char* fmt, auto... args) {
+    std::snprintf(line, sizeof line, fmt, args...);
+    out += line;
+  };
+  add("executor        %s\n", r.executor.c_str());
+  add("memory pool     %.2f MiB in one block, %llu regions; %llu activation slots reused across %d layers\n",
+      double(r.pool_bytes) / (1024.0 * 1024.0), (unsigned long long)r.pool_regions,
+      (unsigned long long)r.activation_slots, r.slot_layers);
+  add("bytes copied    %llu host (padding merges), %llu host<->device\n", (unsigned long long)r.host_bytes_copied,
+      (unsigned long long)r.device_bytes_copied);
+  if (!r.sync.empty()) {
+    add("npu graphs      %llu prepared, %.1f ms modeled build; fallbacks to the GPU: %llu at prepare, %llu at run\n",
+        (unsigned long long)r.npu_graphs, r.npu_prepare_seconds * 1e3, (unsigned long long)r.npu_prepare_fallbacks,
+        (unsigned long long)r.npu_run_fallbacks);
+    add("sync            %s: %llu fast waits, %llu fell back to blocking\n", r.sync.c_str(),
+        (unsigned long long)r.fast_waits, (unsigned long long)r.fast_fallbacks);
+  }
+  if (!r.devices.empty()) {
+    add("| %-8s | %8s | %12s | %14s |\n", "device", "tasks", "busy ms", "device ms");
+    add("| %-8s | %8s | %12s | %14s |\n", "--------", "-------:", "-----------:", "-------------:");
+    for (const auto& [name, u] : r.devices) {
+      add("| %-8s | %8llu | %12.1f | %14.1f |\n", name.c_str(), (unsigned long long)u.tasks, u.busy_seconds * 1e3,
+          u.device_seconds * 1e3);
+    }
+  }
+  return out;
+}
+
+}  // namespace tandem::cli
