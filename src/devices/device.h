@@ -132,6 +132,11 @@ class Device {
   virtual Result<PrepareReport> prepare(const GraphSpec& spec);
   // Total prepare time spent so far (reported by tools).
   virtual double prepare_seconds_total() const { return 0.0; }
+  // Fast synchronization (HeteroInfer): a device that can write a completion flag into shared
+  // memory after each kernel does so into `flag` (8 bytes of the mapped pool, 0 at first; each
+  // kernel stores its sequence number there), and its completions' ready() then reads the flag
+  // instead of asking the driver. false: the device cannot, ready() keeps asking the driver.
+  virtual bool use_completion_flag(uint64_t* flag) { return false; }
   // Bytes copied between host and device memory so far (0 on unified memory used in place).
   virtual uint64_t bytes_copied() const { return 0; }
 };

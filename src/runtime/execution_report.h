@@ -34,7 +34,8 @@ struct ExecutionReport {
   uint64_t npu_prepare_fallbacks = 0;  // parts lowered onto the GPU: no graph (per chunk)
   uint64_t npu_run_fallbacks = 0;      // kernels the NPU failed, run again on the GPU
   // Synchronization (multi-device runs).
-  std::string sync;  // "fast" | "blocking" | "" (single device)
+  std::string sync;          // "fast" | "blocking" | "" (single device)
+  std::string flag_devices;  // fast sync: devices whose completions are flags in the pool
   uint64_t fast_waits = 0, fast_fallbacks = 0;
   uint64_t tasks = 0;
   std::map<std::string, DeviceUsage> devices;

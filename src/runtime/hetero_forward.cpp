@@ -21,6 +21,8 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   const int64_t pad_cols = std::max(c.dim, c.ffn_dim);
   const size_t pad_x = h->memory_.reserve("npu padding in [L x width]", size_t(pad_rows * pad_cols) * sizeof(float), c.n_layers);
   const size_t pad_y = h->memory_.reserve("npu padding out [L x width]", size_t(pad_rows * pad_cols) * sizeof(float), c.n_layers);
+  // Fast sync: one cache line per device for the completion flag its kernels raise.
+  const size_t flags = h->memory_.reserve("completion flags [device x 64 B]", 2 * MemoryPool::kAlignment);
   TANDEM_RETURN_IF_ERROR(h->memory_.allocate());
   h->buffers_ = plan.bind(h->memory_);
 
@@ -45,6 +47,10 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
       if (faults.any()) d = std::make_unique<devices::FaultInjectingDevice>(std::move(d), faults);
     }
     TANDEM_RETURN_IF_ERROR(d->map_shared_memory(h->memory_.get(0), h->memory_.total_bytes()));
+    if (o.sync == SyncMode::kFast) {
+      auto* flag = reinterpret_cast<uint64_t*>(h->memory_.get_as<char>(flags) + raw.size() * MemoryPool::kAlignment);
+      if (d->use_completion_flag(flag)) h->flag_devices_.push_back(name);
+    }
     raw[name] = d.get();
     h->devices_[name] = std::move(d);
   }
@@ -78,6 +84,7 @@ ExecutionReport HeteroForward::execution_report() const {
   r.npu_prepare_fallbacks = uint64_t(partitioner_->fallbacks());
   r.npu_run_fallbacks = s.rerun_on_fallback;
   r.sync = sync_mode_name(options_.sync);
+  for (const std::string& d : flag_devices_) r.flag_devices += (r.flag_devices.empty() ? "" : ",") + d;
   r.fast_waits = s.fast_waits;
   r.fast_fallbacks = s.fast_fallbacks;
   r.tasks = s.tasks;

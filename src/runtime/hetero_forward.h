@@ -56,6 +56,7 @@ class HeteroForward final : public Forward {
   std::unique_ptr<RealDriver> driver_;
   TaskGraph graph_;
   HeteroOptions options_;
+  std::vector<std::string> flag_devices_;  // devices raising a completion flag in the pool
   devices::NpuDevice* npu_model_ = nullptr;  // the emulated NPU (under any fault injector), for its graph count
 };
 

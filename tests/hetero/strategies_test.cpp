@@ -169,8 +169,10 @@ TEST(Strategies, BothSyncProtocolsGiveTheSameTokensAndFastSyncPolls) {
     outs.push_back(greedy(**h, prompt, 6, n_vocab));
     if (mode == SyncMode::kFast) {
       EXPECT_GT((*h)->stats().fast_waits, 0u);
+      EXPECT_EQ((*h)->execution_report().flag_devices, "opencl") << "the GPU raises a flag in the pool; the host polls it";
     } else {
       EXPECT_EQ((*h)->stats().fast_waits, 0u);
+      EXPECT_EQ((*h)->execution_report().flag_devices, "");
     }
   }
   EXPECT_EQ(outs[0], outs[1]);

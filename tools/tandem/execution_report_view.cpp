@@ -21,6 +21,7 @@ nlohmann::json execution_json(const ExecutionReport& r) {
           {"npu_prepare_fallbacks", r.npu_prepare_fallbacks},
           {"npu_run_fallbacks", r.npu_run_fallbacks},
           {"sync", r.sync},
+          {"flag_devices", r.flag_devices},
           {"fast_waits", r.fast_waits},
           {"fast_fallbacks", r.fast_fallbacks},
           {"tasks", r.tasks},
@@ -44,8 +45,9 @@ std::string execution_table(const ExecutionReport& r) {
     add("npu graphs      %llu prepared, %.1f ms modeled build; fallbacks to the GPU: %llu at prepare, %llu at run\n",
         (unsigned long long)r.npu_graphs, r.npu_prepare_seconds * 1e3, (unsigned long long)r.npu_prepare_fallbacks,
         (unsigned long long)r.npu_run_fallbacks);
-    add("sync            %s: %llu fast waits, %llu fell back to blocking\n", r.sync.c_str(),
-        (unsigned long long)r.fast_waits, (unsigned long long)r.fast_fallbacks);
+    add("sync            %s: %llu fast waits, %llu fell back to blocking; completion flags polled for: %s\n",
+        r.sync.c_str(), (unsigned long long)r.fast_waits, (unsigned long long)r.fast_fallbacks,
+        r.flag_devices.empty() ? "none" : r.flag_devices.c_str());
   }
   if (!r.devices.empty()) {
     add("| %-8s | %8s | %12s | %14s |\n", "device", "tasks", "busy ms", "device ms");

@@ -203,6 +203,14 @@ Status Ops::add_bias(BufRef x, BufRef bias, int64_t n, int64_t dim, int64_t ld, 
   return launch(rt_->queue(), k, k_name, 2, global, local, done);
 }
 
+Status Ops::signal_flag(BufRef flag, uint64_t value, Event* done) {
+  if (flag.offset % 8 != 0) return InvalidArgument("opencl: signal_flag: flag offset " + std::to_string(flag.offset) + " is not 8-byte aligned");
+  TANDEM_KERNEL(k, "signal_flag");
+  TANDEM_RETURN_IF_ERROR(set_args(k, k_name, flag.mem, cl_ulong(flag.offset / 8), cl_ulong(value)));
+  const size_t global[1] = {1}, local[1] = {1};
+  return launch(rt_->queue(), k, k_name, 1, global, local, done);
+}
+
 Status Ops::swiglu_inplace(BufRef gate, BufRef up, int64_t count, Event* done) {
   TANDEM_RETURN_IF_ERROR(check_f32(gate, "swiglu gate"));
   TANDEM_RETURN_IF_ERROR(check_f32(up, "swiglu up"));

@@ -73,6 +73,9 @@ class Ops {
                    int64_t n, int n_heads, int n_kv_heads, int head_dim, int T, int n_past,
                    Event* done = nullptr);
 
+  // Writes `value` into the 64-bit flag at `flag` once every command enqueued before it is done.
+  Status signal_flag(BufRef flag, uint64_t value, Event* done = nullptr);
+
   static constexpr int kMaxHeadDim = 256;  // ATT_MAX_HD in kernels/ops.cl
 
  private:

@@ -1,18 +1,33 @@
 #include "devices/opencl/opencl_device.h"
 
+#include <atomic>
+
 namespace tandem::devices {
 namespace {
 
-// Keeps per-call buffers alive until the kernel that uses them has finished.
+// Keeps per-call buffers alive until the kernel that uses them has finished. With a completion
+// flag, ready() is one acquire load of the flag in shared memory (the fast-sync poll); without,
+// it asks the OpenCL runtime for the event's status.
 class ClCompletion final : public Completion {
  public:
-  ClCompletion(opencl::Event e, std::vector<opencl::Buffer> temps) : event_(std::move(e)), temps_(std::move(temps)) {}
+  ClCompletion(opencl::Event e, std::vector<opencl::Buffer> temps, const uint64_t* flag, uint64_t seq,
+               opencl::Event flag_event)
+      : event_(std::move(e)), flag_event_(std::move(flag_event)), temps_(std::move(temps)), flag_(flag), seq_(seq) {}
   Status wait() override {
-    if (!waited_) status_ = event_.wait(), waited_ = true;
+    if (!waited_) {
+      status_ = event_.wait();
+      if (status_.ok() && flag_) status_ = flag_event_.wait();
+      waited_ = true;
+    }
     return status_;
   }
   bool ready() override {
     if (waited_) return true;
+    if (flag_) {
+      // A failed kernel never raises the flag: the waiter's fast path times out and wait()
+      // reports the failure.
+      return std::atomic_ref<const uint64_t>(*flag_).load(std::memory_order_acquire) >= seq_;
+    }
     auto done = event_.complete();
     return !done.ok() || *done;  // a failed command is "ready": wait() then reports the failure
   }
@@ -22,8 +37,10 @@ class ClCompletion final : public Completion {
   }
 
  private:
-  opencl::Event event_;
+  opencl::Event event_, flag_event_;
   std::vector<opencl::Buffer> temps_;
+  const uint64_t* flag_;
+  uint64_t seq_;
   bool waited_ = false;
   Status status_;
 };
@@ -71,6 +88,20 @@ Status OpenclDevice::map_shared_memory(void* base, size_t bytes) {
   TANDEM_ASSIGN_OR_RETURN(opencl::Buffer b, ops_->runtime().wrap_host(base, bytes, false));
   regions_.push_back(Region{static_cast<const char*>(base), bytes, std::move(b)});
   return Status::Ok();
+}
+
+bool OpenclDevice::use_completion_flag(uint64_t* flag) {
+  const char* c = reinterpret_cast<const char*>(flag);
+  if (!flag || reinterpret_cast<uintptr_t>(flag) % 8 != 0) return false;
+  for (const Region& r : regions_) {
+    if (c >= r.base && c + 8 <= r.base + r.bytes && r.buf.zero_copy()) {
+      flag_ = flag;
+      flag_ref_ = opencl::BufRef{r.buf.mem(), size_t(c - r.base)};
+      flag_seq_ = std::atomic_ref<uint64_t>(*flag).load(std::memory_order_acquire);
+      return true;
+    }
+  }
+  return false;
 }
 
 Result<opencl::BufRef> OpenclDevice::resolve(const void* p, size_t bytes, std::vector<opencl::Buffer>& temps) {
@@ -147,8 +178,15 @@ Result<std::unique_ptr<Completion>> OpenclDevice::submit(const OpCall& c) {
   std::vector<opencl::Buffer> temps;
   opencl::Event done;
   TANDEM_RETURN_IF_ERROR(enqueue(c, temps, &done));
+  opencl::Event flag_done;
+  uint64_t seq = 0;
+  if (flag_) {
+    seq = ++flag_seq_;
+    TANDEM_RETURN_IF_ERROR(ops_->signal_flag(flag_ref_, seq, &flag_done));
+  }
   TANDEM_RETURN_IF_ERROR(ops_->runtime().flush());
-  return std::unique_ptr<Completion>(new ClCompletion(std::move(done), std::move(temps)));
+  return std::unique_ptr<Completion>(
+      new ClCompletion(std::move(done), std::move(temps), flag_, seq, std::move(flag_done)));
 }
 
 }  // namespace tandem::devices

@@ -24,6 +24,8 @@ class OpenclDevice final : public Device {
   Result<std::unique_ptr<Completion>> submit(const OpCall& call) override;
 
   Status map_shared_memory(void* base, size_t bytes) override;
+  // The flag must lie in a mapped region (zero copy), so the host sees the kernel's store.
+  bool use_completion_flag(uint64_t* flag) override;
   uint64_t bytes_copied() const override { return ops_->runtime().bytes_copied(); }
 
  private:
@@ -41,6 +43,9 @@ class OpenclDevice final : public Device {
   std::shared_ptr<opencl::Ops> ops_;
   opencl::ModelWeights weights_;
   std::vector<Region> regions_;
+  uint64_t* flag_ = nullptr;  // completion flag in the pool (fast sync), or null
+  opencl::BufRef flag_ref_;
+  uint64_t flag_seq_ = 0;
 };
 
 }  // namespace tandem::devices

@@ -147,3 +147,11 @@ __kernel __attribute__((reqd_work_group_size(ATT_WG, 1, 1))) void attention(
   __global float* o = out + out_off + (ulong)i * ldo + (ulong)h * head_dim;
   for (int d = lid; d < head_dim; d += ATT_WG) o[d] = acc[d] * inv;
 }
+
+// Fast sync (HeteroInfer): after the op's kernels (the queue is in order, so they have finished
+// and their stores are done), one work-item writes the op's sequence number into a completion
+// flag in the shared memory pool, which the host polls instead of asking the driver.
+__kernel void signal_flag(__global volatile ulong* flag, ulong flag_off, ulong value) {
+  mem_fence(CLK_GLOBAL_MEM_FENCE);
+  flag[flag_off] = value;
+}
