@@ -7,13 +7,37 @@
 
 #include "core/half.h"
 #include "core/quant.h"
+#include "npu/kernels/fp16_rows.h"
+#include "npu/kernels/tile_product.h"
 
 namespace tandem::npu {
 
 namespace {
 
-inline float ld_h(const uint8_t* p) { fp16_t h; std::memcpy(&h, p, 2); return fp16_to_f32(h); }
+// Every fp16 value widened once, up front: the functional model converts millions of tile
+// elements per matmul, and a table load is several times cheaper than the bit-level conversion.
+const float* fp16_table() {
+  static const std::vector<float> table = [] {
+    std::vector<float> t(65536);
+    std::vector<uint8_t> halves(65536 * 2);
+    for (uint32_t h = 0; h < 65536; ++h) {
+      const fp16_t v = fp16_t(h);
+      std::memcpy(&halves[h * 2], &v, 2);
+    }
+    kernels::widen_fp16_row_portable(halves.data(), t.data(), 65536);  // the rows' exact semantics
+    return t;
+  }();
+  return table.data();
+}
+
+inline float ld_h(const uint8_t* p) { fp16_t h; std::memcpy(&h, p, 2); return fp16_table()[h]; }
 inline void st_h(uint8_t* p, float f) { const fp16_t h = f32_to_fp16(f); std::memcpy(p, &h, 2); }
+// dst = src^T for T x T fp32 tiles.
+void transpose(const float* src, float* dst, int T) {
+  for (int i = 0; i < T; ++i)
+    for (int j = 0; j < T; ++j) dst[size_t(j) * T + i] = src[size_t(i) * T + j];
+}
+
 inline float ld_f(const uint8_t* p) { float f; std::memcpy(&f, p, 4); return f; }
 inline void st_f(uint8_t* p, float f) { std::memcpy(p, &f, 4); }
 
@@ -52,31 +76,27 @@ void Executor::bind_const(uint32_t id, const void* data, size_t bytes) {
   bindings_[id] = {nullptr, static_cast<const uint8_t*>(data), bytes};
 }
 
+// C (+)= A . B for one T x T tile: products summed over k in ascending order in fp32 (the array's
+// accumulator), rounded to fp16 once when C is stored.
 void Executor::exec_mma(const MmaArgs& m) {
   const int T = t_.matrix.tile_dim;
-  std::vector<float> a(size_t(T) * T), b(size_t(T) * T);
-  for (int i = 0; i < T; ++i)
-    for (int k = 0; k < T; ++k) {
-      a[size_t(i) * T + k] = ld_h(&tcm_[m.a + size_t(i) * m.lda + size_t(k) * 2]);
-      // b[k][j] = B(k, j); with tb the array loads the stored tile column-wise: B(k, j) = S(j, k).
-      const float s = ld_h(&tcm_[m.b + size_t(i) * m.ldb + size_t(k) * 2]);  // S(i, k)
-      if (m.tb) b[size_t(k) * T + i] = s; else b[size_t(i) * T + k] = s;
-    }
-  auto c_addr = [&](int i, int j) { return m.tc ? m.c + size_t(j) * m.ldc + size_t(i) * 2 : m.c + size_t(i) * m.ldc + size_t(j) * 2; };
-  std::vector<float> out(size_t(T) * T, 0.0f);
-  for (int i = 0; i < T; ++i)
-    for (int k = 0; k < T; ++k) {
-      const float av = a[size_t(i) * T + k];
-      const float* brow = &b[size_t(k) * T];
-      float* orow = &out[size_t(i) * T];
-      for (int j = 0; j < T; ++j) orow[j] += av * brow[j];
-    }
-  for (int i = 0; i < T; ++i)
-    for (int j = 0; j < T; ++j) {
-      float v = out[size_t(i) * T + j];
-      if (m.acc) v += ld_h(&tcm_[c_addr(i, j)]);
-      st_h(&tcm_[c_addr(i, j)], v);
-    }
+  const size_t TT = size_t(T) * T;
+  if (mma_a_.size() < TT) mma_a_.resize(TT), mma_b_.resize(TT), mma_out_.resize(TT);
+  float* a = mma_a_.data();
+  float* b = mma_b_.data();
+  float* out = mma_out_.data();
+  for (int i = 0; i < T; ++i) kernels::widen_fp16_row(&tcm_[m.a + size_t(i) * m.lda], a + size_t(i) * T, T);
+  // b[k][j] = B(k, j); with tb the array loads the stored tile S column-wise: B(k, j) = S(j, k).
+  float* s = m.tb ? out : b;
+  for (int i = 0; i < T; ++i) kernels::widen_fp16_row(&tcm_[m.b + size_t(i) * m.ldb], s + size_t(i) * T, T);
+  if (m.tb) transpose(out, b, T);
+  kernels::tile_product(a, b, out, T);
+  // With tc, C is written through the transposing port: memory row j holds column j of out.
+  if (m.tc) {
+    transpose(out, a, T);
+    out = a;
+  }
+  for (int r = 0; r < T; ++r) kernels::narrow_fp16_row(out + size_t(r) * T, &tcm_[m.c + size_t(r) * m.ldc], T, m.acc);
 }
 
 void Executor::exec_vec(const VecArgs& v) {
@@ -129,20 +149,20 @@ void Executor::exec_vec(const VecArgs& v) {
       for (size_t i = 0; i < n; ++i) st_f(M + v.dst + 4 * i, tmp[i]);
       break;
     }
-    case VecOp::kUnpackQ8: {
-      std::vector<float> tmp(n);
-      std::vector<BlockQ8_0> blocks(n / kQK);
-      std::memcpy(blocks.data(), M + v.a, blocks.size() * sizeof(BlockQ8_0));
-      dequantize_row_q8_0(blocks.data(), tmp.data(), n);
-      for (size_t i = 0; i < n; ++i) st_h(M + v.dst + 2 * i, tmp[i]);
-      break;
-    }
+    case VecOp::kUnpackQ8:
     case VecOp::kUnpackQ4: {
-      std::vector<float> tmp(n);
-      std::vector<BlockQ4_0> blocks(n / kQK);
-      std::memcpy(blocks.data(), M + v.a, blocks.size() * sizeof(BlockQ4_0));
-      dequantize_row_q4_0(blocks.data(), tmp.data(), n);
-      for (size_t i = 0; i < n; ++i) st_h(M + v.dst + 2 * i, tmp[i]);
+      // Blocks are copied out first (TCM addresses carry no alignment promise for the struct).
+      const bool q8 = v.op == VecOp::kUnpackQ8;
+      const size_t block_bytes = q8 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0);
+      vec_tmp_.resize(n);
+      vec_blocks_.resize(n / kQK * block_bytes);
+      std::memcpy(vec_blocks_.data(), M + v.a, vec_blocks_.size());
+      if (q8) {
+        dequantize_row_q8_0(reinterpret_cast<const BlockQ8_0*>(vec_blocks_.data()), vec_tmp_.data(), n);
+      } else {
+        dequantize_row_q4_0(reinterpret_cast<const BlockQ4_0*>(vec_blocks_.data()), vec_tmp_.data(), n);
+      }
+      kernels::narrow_fp16_row(vec_tmp_.data(), M + v.dst, int(n), false);
       break;
     }
   }

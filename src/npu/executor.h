@@ -65,6 +65,9 @@ class Executor {
   const TargetModel& t_;
   CostModel cost_;
   std::vector<uint8_t> tcm_;
+  // Scratch of the functional model, kept between instructions (no allocation per tile op).
+  std::vector<float> mma_a_, mma_b_, mma_out_, vec_tmp_;
+  std::vector<uint8_t> vec_blocks_;
   std::vector<Binding> bindings_;
 };
 

@@ -2,7 +2,6 @@
 
 #include <vector>
 
-#include "npu/executor.h"
 
 namespace tandem::devices {
 
@@ -93,37 +92,45 @@ Result<PrepareReport> NpuDevice::prepare(const GraphSpec& s) {
   return PrepareReport{false, cost};
 }
 
-Result<double> NpuDevice::run_matmul(const npu::oplib::PreparedMatmul& g, const OpCall& c) const {
+npu::Executor& NpuDevice::executor() {
+  if (!exec_) exec_ = std::make_unique<npu::Executor>(target_);
+  exec_->unbind_all();
+  return *exec_;
+}
+
+Result<double> NpuDevice::run_matmul(const npu::oplib::PreparedMatmul& g, const OpCall& c) {
   const int64_t m = c.out.rows, out = c.row_end - c.row_begin;
-  std::vector<fp16_t> x16, y16(size_t(m * out));
-  to_fp16(c.a, x16);
-  npu::Executor exec(target_);
-  exec.bind_const(0, x16.data(), x16.size() * 2);
+  out16_.resize(size_t(m * out));
+  to_fp16(c.a, in0_);
+  npu::Executor& exec = executor();
+  exec.bind_const(0, in0_.data(), in0_.size() * 2);
   exec.bind_const(1, g.weight_pack.data(), g.weight_pack.size());
-  exec.bind(2, y16.data(), y16.size() * 2);
+  exec.bind(2, out16_.data(), out16_.size() * 2);
   TANDEM_ASSIGN_OR_RETURN(npu::ExecReport report, exec.run(g.program));
   for (int64_t i = 0; i < m; ++i)
-    for (int64_t r = 0; r < out; ++r) c.out.data[i * c.out.ld + c.row_begin + r] = fp16_to_f32(y16[size_t(i * out + r)]);
+    for (int64_t r = 0; r < out; ++r)
+      c.out.data[i * c.out.ld + c.row_begin + r] = fp16_to_f32(out16_[size_t(i * out + r)]);
   return report.seconds;
 }
 
-Result<double> NpuDevice::run_elementwise(const ElementwiseGraph& g, const OpCall& c) const {
+Result<double> NpuDevice::run_elementwise(const ElementwiseGraph& g, const OpCall& c) {
   // rmsnorm: y = norm(a) * gain; swiglu: out = silu(out) * a; add: out = out + a.
-  std::vector<fp16_t> in0, in1, y16(size_t(c.out.rows * c.out.cols));
-  npu::Executor exec(target_);
+  out16_.resize(size_t(c.out.rows * c.out.cols));
+  npu::Executor& exec = executor();
   if (g.op == npu::oplib::EltOp::kRmsNorm) {
-    to_fp16(c.a, in0);
+    to_fp16(c.a, in0_);
     exec.bind_const(1, g.gain.data(), g.gain.size() * 2);
   } else {
-    to_fp16(c.out, in0);
-    to_fp16(c.a, in1);
-    exec.bind_const(1, in1.data(), in1.size() * 2);
+    to_fp16(c.out, in0_);
+    to_fp16(c.a, in1_);
+    exec.bind_const(1, in1_.data(), in1_.size() * 2);
   }
-  exec.bind_const(0, in0.data(), in0.size() * 2);
-  exec.bind(2, y16.data(), y16.size() * 2);
+  exec.bind_const(0, in0_.data(), in0_.size() * 2);
+  exec.bind(2, out16_.data(), out16_.size() * 2);
   TANDEM_ASSIGN_OR_RETURN(npu::ExecReport report, exec.run(g.program));
   for (int64_t i = 0; i < c.out.rows; ++i)
-    for (int64_t k = 0; k < c.out.cols; ++k) c.out.data[i * c.out.ld + k] = fp16_to_f32(y16[size_t(i * c.out.cols + k)]);
+    for (int64_t k = 0; k < c.out.cols; ++k)
+      c.out.data[i * c.out.ld + k] = fp16_to_f32(out16_[size_t(i * c.out.cols + k)]);
   return report.seconds;
 }
 

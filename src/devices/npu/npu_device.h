@@ -13,6 +13,7 @@
 
 #include "core/half.h"
 #include "devices/device.h"
+#include "npu/executor.h"
 #include "npu/oplib/elementwise.h"
 #include "npu/oplib/matmul.h"
 #include "npu/target_model.h"
@@ -42,11 +43,14 @@ class NpuDevice final : public Device {
   };
   using Graph = std::variant<npu::oplib::PreparedMatmul, ElementwiseGraph>;
   Result<Graph> build(const GraphSpec& spec, double* cost) const;
-  Result<double> run_matmul(const npu::oplib::PreparedMatmul& g, const OpCall& c) const;
-  Result<double> run_elementwise(const ElementwiseGraph& g, const OpCall& c) const;
+  Result<double> run_matmul(const npu::oplib::PreparedMatmul& g, const OpCall& c);
+  Result<double> run_elementwise(const ElementwiseGraph& g, const OpCall& c);
+  npu::Executor& executor();  // one per device: its TCM (MiBs) is allocated once, not per kernel
 
   npu::TargetModel target_;
   std::map<std::string, Graph> graphs_;
+  std::unique_ptr<npu::Executor> exec_;
+  std::vector<fp16_t> in0_, in1_, out16_;  // fp16 staging, reused
   double prepare_total_ = 0;
 };
 
