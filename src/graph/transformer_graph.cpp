@@ -1,5 +1,7 @@
 #include "graph/transformer_graph.h"
 
+#include <algorithm>
+
 #include <cmath>
 
 namespace tandem::graph {
@@ -8,9 +10,9 @@ using devices::Act;
 using devices::OpCall;
 using devices::OpKind;
 
-BufferPlan::BufferPlan(MemoryPool& pool, const ModelConfig& c, int max_batch, int context)
-    : max_batch_(max_batch), context_(context) {
-  const size_t B = size_t(max_batch), T = size_t(context), F = sizeof(float);
+BufferPlan::BufferPlan(MemoryPool& pool, const ModelConfig& c, int max_batch, int context, int slot_rows)
+    : max_batch_(max_batch), context_(context), slot_rows_(std::max(slot_rows, max_batch)) {
+  const size_t B = size_t(slot_rows_), T = size_t(context), F = sizeof(float);
   const size_t dim = size_t(c.dim), kv = size_t(c.kv_dim()), ffn = size_t(c.ffn_dim), half = size_t(c.head_dim / 2);
   // One slot per activation, reused by every layer in turn; only the KV cache is per layer.
   const int L = c.n_layers;
@@ -35,6 +37,7 @@ BufferPlan::BufferPlan(MemoryPool& pool, const ModelConfig& c, int max_batch, in
 Buffers BufferPlan::bind(const MemoryPool& p) const {
   Buffers b;
   b.max_batch = max_batch_;
+  b.slot_rows = slot_rows_;
   b.context = context_;
   b.x = p.get_as<float>(x_), b.xb = p.get_as<float>(xb_), b.q = p.get_as<float>(q_);
   b.k = p.get_as<float>(k_), b.v = p.get_as<float>(v_), b.att = p.get_as<float>(att_);
@@ -74,16 +77,20 @@ OpCall matmul(const Weight& w, Act x, float* y, int64_t ldy) {
   return OpCall::matmul(&w, 0, w.rows, x.data, x.rows, x.ld, y, ldy);
 }
 
-// A layer matmul between activation slots of the pool, which hold max_batch rows each: a
+// A layer matmul between activation slots of the pool, which hold slot_rows rows each: a
 // static-shape device may pad the row count up inside them (Act::capacity).
 OpCall slot_matmul(const Buffers& b, const Weight& w, Act x, float* y, int64_t ldy) {
   OpCall c = matmul(w, x, y, ldy);
-  c.a.capacity = b.max_batch;
-  c.out.capacity = b.max_batch;
+  c.a.capacity = b.slot_rows;
+  c.out.capacity = b.slot_rows;
   return c;
 }
 
 }  // namespace
+
+bool is_layer_matmul(const Model& model, const OpCall& op) {
+  return op.kind == OpKind::kMatmul && op.weight != &model.output() && op.weight != &model.token_embd();
+}
 
 std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, int n_past, float* logits,
                                   bool all_logits) {

@@ -13,9 +13,12 @@
 namespace tandem::graph {
 
 // The activation buffers and KV cache a forward pass works in, all regions of one MemoryPool,
-// sized for chunks of up to max_batch tokens and a cache of `context` positions.
+// sized for chunks of up to max_batch tokens and a cache of `context` positions. The activation
+// slots may hold more rows than a chunk (slot_rows >= max_batch): room for a static-shape device
+// to pad a chunk up to its next graph size in place.
 struct Buffers {
   int max_batch = 0, context = 0;
+  int slot_rows = 0;  // rows every activation slot holds (>= max_batch)
   float *x = nullptr, *xb = nullptr, *q = nullptr, *k = nullptr, *v = nullptr, *att = nullptr;
   float *gate = nullptr, *up = nullptr, *cos = nullptr, *sin = nullptr, *normed = nullptr;
   int32_t* ids = nullptr;
@@ -25,11 +28,12 @@ struct Buffers {
 // Reserves the regions in `pool` (call before pool.allocate()); bind() fills the pointers after.
 class BufferPlan {
  public:
-  BufferPlan(MemoryPool& pool, const ModelConfig& cfg, int max_batch, int context);
+  // slot_rows 0: max_batch.
+  BufferPlan(MemoryPool& pool, const ModelConfig& cfg, int max_batch, int context, int slot_rows = 0);
   Buffers bind(const MemoryPool& pool) const;
 
  private:
-  int max_batch_, context_;
+  int max_batch_, context_, slot_rows_;
   size_t x_, xb_, q_, k_, v_, att_, gate_, up_, cos_, sin_, normed_, ids_;
   std::vector<size_t> k_cache_, v_cache_;
 };
@@ -40,6 +44,10 @@ void prepare_chunk(const ModelConfig& cfg, const Buffers& b, const int32_t* toke
 
 // The ops of one forward chunk (n tokens at n_past), in order. The final norm and the logits
 // matmul cover the last row only unless all_logits; logits go to `logits` (n_vocab per row).
+// A matmul of a decoder layer (the ops a partition strategy may split between devices); the
+// vocabulary projection stays whole.
+bool is_layer_matmul(const Model& model, const devices::OpCall& op);
+
 std::vector<devices::OpCall> build_forward(const Model& model, const Buffers& b, int n, int n_past,
                                            float* logits, bool all_logits);
 

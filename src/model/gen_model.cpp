@@ -84,11 +84,50 @@ std::optional<ModelShape> model_preset(const std::string& name) {
   if (name == "demo") return ModelShape{name, Arch::kLlama, 512, 8, 8, 4, 1536, 2048, 10000.0f, 1e-5f, false, 0.0f};
   // A few MB: fast enough for every test, but with GQA, several layers and real vocab sizes.
   if (name == "test-small") return ModelShape{name, Arch::kLlama, 64, 2, 4, 2, 192, 512, 10000.0f, 1e-5f, false, 0.0f};
+  // The models of the HeteroInfer evaluation (shapes from their published configs), for the
+  // simulator and the planner without weight files.
+  if (name == "llama3-8b") return ModelShape{name, Arch::kLlama, 4096, 32, 32, 8, 14336, 8192, 500000.0f, 1e-5f, false, 0.0f, 128256};
+  if (name == "llama3.2-3b") return ModelShape{name, Arch::kLlama, 3072, 28, 24, 8, 8192, 131072, 500000.0f, 1e-5f, true, 32.0f, 128256};
+  if (name == "internlm2-1.8b") return ModelShape{name, Arch::kLlama, 2048, 24, 16, 8, 8192, 32768, 1000000.0f, 1e-5f, false, 0.0f, 92544};
+  if (name == "llama2-7b") return ModelShape{name, Arch::kLlama, 4096, 32, 32, 32, 11008, 4096, 10000.0f, 1e-5f, false, 0.0f, 32000};
   return std::nullopt;
 }
 
+ModelConfig config_of_shape(const ModelShape& s, int n_vocab) {
+  ModelConfig c;
+  c.arch = s.arch;
+  c.arch_name = arch_name(s.arch);
+  c.name = s.name;
+  c.n_vocab = n_vocab > 0 ? n_vocab : s.n_vocab;
+  c.dim = s.dim;
+  c.n_layers = s.n_layers;
+  c.n_heads = s.n_heads;
+  c.n_kv_heads = s.n_kv_heads;
+  c.head_dim = s.dim / s.n_heads;
+  c.ffn_dim = s.ffn_dim;
+  c.context_length = s.context_length;
+  c.rms_eps = s.rms_eps;
+  c.rope_base = s.rope_base;
+  c.rope_style = s.arch == Arch::kQwen2 ? RopeStyle::kHalfSplit : RopeStyle::kAdjacentPairs;
+  c.qkv_bias = s.arch == Arch::kQwen2;
+  c.tied_embeddings = s.tied_embeddings;
+  return c;
+}
+
+Result<std::shared_ptr<Model>> shape_only_preset(const std::string& name, DType matrix_type) {
+  std::optional<ModelShape> s = model_preset(name);
+  if (!s) {
+    std::string all;
+    for (const std::string& n : model_preset_names()) all += (all.empty() ? "" : ", ") + n;
+    return InvalidArgument("--model-preset: '" + name + "' is not a preset (" + all + ")");
+  }
+  TANDEM_RETURN_IF_ERROR(validate_shape(*s, matrix_type));
+  return Model::shape_only(config_of_shape(*s, s->n_vocab > 0 ? s->n_vocab : 32000), matrix_type);
+}
+
 std::vector<std::string> model_preset_names() {
-  return {"tinyllama-1.1b", "llama3.2-1b", "qwen2.5-0.5b", "test-small", "demo"};
+  return {"tinyllama-1.1b", "llama3.2-1b", "qwen2.5-0.5b", "test-small", "demo",
+          "llama3-8b", "llama3.2-3b", "internlm2-1.8b", "llama2-7b"};
 }
 
 Status validate_shape(const ModelShape& s, DType type) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "core/dtype.h"
 #include "core/status.h"
 #include "model/arch.h"
+#include "model/model.h"
 
 namespace tandem {
 
@@ -24,11 +26,18 @@ struct ModelShape {
   bool tied_embeddings = false;
   // llama3 rope scaling (written as rope_freqs.weight, as llama.cpp's converter does); 0 = off.
   float llama3_rope_factor = 0.0f;
+  int n_vocab = 0;  // the published vocabulary (shape-only models); gen-model takes its tokenizer's
 };
 
-// Known presets: tinyllama-1.1b, llama3.2-1b, qwen2.5-0.5b, test-small.
+// Known presets: tinyllama-1.1b, llama3.2-1b, qwen2.5-0.5b, test-small, demo, and the models of
+// the HeteroInfer paper: llama3-8b, llama3.2-3b, internlm2-1.8b, llama2-7b.
 std::optional<ModelShape> model_preset(const std::string& name);
 std::vector<std::string> model_preset_names();
+
+// The hyperparameters a model of this shape has (n_vocab: the shape's, or the argument if > 0).
+ModelConfig config_of_shape(const ModelShape& shape, int n_vocab = 0);
+// A shape-only model of a preset (Model::shape_only): the error lists the presets.
+Result<std::shared_ptr<Model>> shape_only_preset(const std::string& name, DType matrix_type);
 
 struct GenModelOptions {
   ModelShape shape;

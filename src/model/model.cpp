@@ -95,14 +95,33 @@ Result<std::shared_ptr<Model>> Model::from_gguf(std::shared_ptr<gguf::GgufFile> 
   return m;
 }
 
+std::vector<const Weight*> Model::all_weights() const {
+  std::vector<const Weight*> out = {&token_embd_, &output_norm_};
+  if (!config_.tied_embeddings) out.push_back(&output_);
+  for (const LayerWeights& l : layers_) {
+    for (const Weight* w : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.bq, &l.bk, &l.bv, &l.ffn_norm, &l.w_gate,
+                            &l.w_up, &l.w_down})
+      if (w->rows > 0) out.push_back(w);
+  }
+  return out;
+}
+
 uint64_t Model::weight_bytes() const {
   uint64_t total = 0;
+  if (!file_) {
+    for (const Weight* w : all_weights()) total += w->n_bytes();
+    return total;
+  }
   for (const gguf::TensorInfo& t : file_->tensors()) total += t.n_bytes;
   return total;
 }
 
 uint64_t Model::n_params() const {
   uint64_t total = 0;
+  if (!file_) {
+    for (const Weight* w : all_weights()) total += uint64_t(w->rows) * uint64_t(w->cols);
+    return total;
+  }
   for (const gguf::TensorInfo& t : file_->tensors()) total += t.n_elements();
   return total;
 }
@@ -110,13 +129,48 @@ uint64_t Model::n_params() const {
 std::string Model::weight_type_summary() const {
   // The type holding the most bytes of 2-D weights names the model, as llama-bench does.
   std::map<DType, uint64_t> bytes;
-  for (const gguf::TensorInfo& t : file_->tensors())
-    if (t.dims.size() >= 2) bytes[t.type] += t.n_bytes;
+  if (!file_) {
+    for (const Weight* w : all_weights())
+      if (w->rows > 1) bytes[w->type] += w->n_bytes();
+  } else {
+    for (const gguf::TensorInfo& t : file_->tensors())
+      if (t.dims.size() >= 2) bytes[t.type] += t.n_bytes;
+  }
   DType best = DType::F32;
   uint64_t most = 0;
   for (auto [type, b] : bytes)
     if (b > most) most = b, best = type;
   return std::string(dtype_name(best));
+}
+
+std::shared_ptr<Model> Model::shape_only(ModelConfig c, DType matrix_type) {
+  std::shared_ptr<Model> m(new Model());
+  auto matrix = [&](const std::string& name, int64_t rows, int64_t cols) { return Weight{name, matrix_type, nullptr, rows, cols}; };
+  auto vec = [&](const std::string& name, int64_t n) { return Weight{name, DType::F32, nullptr, 1, n}; };
+  m->token_embd_ = matrix("token_embd.weight", c.n_vocab, c.dim);
+  m->output_norm_ = vec("output_norm.weight", c.dim);
+  m->output_ = c.tied_embeddings ? m->token_embd_ : matrix("output.weight", c.n_vocab, c.dim);
+  m->layers_.resize(size_t(c.n_layers));
+  for (int i = 0; i < c.n_layers; ++i) {
+    LayerWeights& l = m->layers_[size_t(i)];
+    const std::string p = "blk." + std::to_string(i) + ".";
+    l.attn_norm = vec(p + "attn_norm.weight", c.dim);
+    l.wq = matrix(p + "attn_q.weight", c.dim, c.dim);
+    l.wk = matrix(p + "attn_k.weight", c.kv_dim(), c.dim);
+    l.wv = matrix(p + "attn_v.weight", c.kv_dim(), c.dim);
+    l.wo = matrix(p + "attn_output.weight", c.dim, c.dim);
+    if (c.qkv_bias) {
+      l.bq = vec(p + "attn_q.bias", c.dim);
+      l.bk = vec(p + "attn_k.bias", c.kv_dim());
+      l.bv = vec(p + "attn_v.bias", c.kv_dim());
+    }
+    l.ffn_norm = vec(p + "ffn_norm.weight", c.dim);
+    l.w_gate = matrix(p + "ffn_gate.weight", c.ffn_dim, c.dim);
+    l.w_up = matrix(p + "ffn_up.weight", c.ffn_dim, c.dim);
+    l.w_down = matrix(p + "ffn_down.weight", c.dim, c.ffn_dim);
+  }
+  m->config_ = std::move(c);
+  return m;
 }
 
 }  // namespace tandem

@@ -49,16 +49,23 @@ class Model {
   static Result<std::shared_ptr<Model>> load(const std::string& path);
   // Same, from an already opened file.
   static Result<std::shared_ptr<Model>> from_gguf(std::shared_ptr<gguf::GgufFile> file);
+  // A model with every weight's name, shape and type but no data, file or tokenizer: what the
+  // simulator and the planner need to reason about a published model without its weights.
+  // 2-D weights get `matrix_type`, norms f32. Never run it on a device.
+  static std::shared_ptr<Model> shape_only(ModelConfig config, DType matrix_type);
+  bool is_shape_only() const { return file_ == nullptr; }
 
   const ModelConfig& config() const { return config_; }
-  const Tokenizer& tokenizer() const { return *tokenizer_; }
-  const gguf::GgufFile& file() const { return *file_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }  // not for shape-only models
+  const gguf::GgufFile& file() const { return *file_; }        // not for shape-only models
 
   const Weight& token_embd() const { return token_embd_; }  // [n_vocab x dim]
   const Weight& output_norm() const { return output_norm_; }  // [dim]
   const Weight& output() const { return output_; }  // [n_vocab x dim]; token_embd when tied
   const std::vector<LayerWeights>& layers() const { return layers_; }
 
+  // Every weight once (the tied output is not counted twice).
+  std::vector<const Weight*> all_weights() const;
   uint64_t weight_bytes() const;      // total bytes of all weights
   uint64_t n_params() const;          // total elements of all weights
   std::string weight_type_summary() const;  // dominant matrix type, e.g. "q4_0"

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/sourced_json.h"
+
 namespace tandem::npu {
 
 namespace {
@@ -18,98 +20,9 @@ constexpr std::string_view kVecOpNames[kNumVecOps] = {
     "add", "mul", "scale", "fill", "silu", "swiglu", "sumsq", "rmsapply",
     "cvt_f32_f16", "cvt_f16_f32", "unpack_q8", "unpack_q4"};
 
-std::string clip(const std::string& s) { return s.size() > 120 ? s.substr(0, 117) + "..." : s; }
-
-// Walks the JSON for one target description, collecting the first error.
-class Reader {
- public:
-  Reader(const json& root, std::string file) : root_(root), file_(std::move(file)) {}
-
-  // A leaf {"value": number > 0, "source": non-empty string}. integer: value must be integral.
-  double number(const std::string& path, bool integer) {
-    seen_.insert(path);
-    if (!status_.ok()) return 0;
-    const json* node = &root_;
-    size_t start = 0;
-    while (true) {
-      const size_t dot = path.find('.', start);
-      const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-      if (!node->is_object() || !node->contains(key)) {
-        fail("missing field '" + path + "'");
-        return 0;
-      }
-      node = &(*node)[key];
-      if (dot == std::string::npos) break;
-      start = dot + 1;
-    }
-    if (!node->is_object() || !node->contains("value") || !node->contains("source")) {
-      fail("field '" + path + "' must be {\"value\": number, \"source\": string}, got " + clip(node->dump()));
-      return 0;
-    }
-    const json& v = (*node)["value"];
-    const json& s = (*node)["source"];
-    if (!s.is_string() || s.get<std::string>().empty()) {
-      fail("field '" + path + ".source' must be a non-empty string, got " + clip(s.dump()));
-      return 0;
-    }
-    const std::string src = s.get<std::string>();
-    if (src.rfind("assumption", 0) == 0 && src.find(':') == std::string::npos) {
-      fail("field '" + path + ".source' is an assumption without a reason ('assumption: <reason>'), got " + clip(s.dump()));
-      return 0;
-    }
-    if (!v.is_number()) {
-      fail("field '" + path + ".value' must be a number, got " + clip(v.dump()));
-      return 0;
-    }
-    const double d = v.get<double>();
-    if (!std::isfinite(d) || d <= 0 || (integer && (d != std::floor(d) || d > 1e15))) {
-      fail("field '" + path + ".value' must be a positive " + (integer ? "integer" : "number") + ", got " + clip(v.dump()));
-      return 0;
-    }
-    return d;
-  }
-
-  std::string string(const std::string& key) {
-    if (!status_.ok()) return {};
-    if (!root_.contains(key) || !root_[key].is_string() || root_[key].get<std::string>().empty()) {
-      fail("field '" + key + "' must be a non-empty string, got " + (root_.contains(key) ? clip(root_[key].dump()) : "nothing"));
-      return {};
-    }
-    return root_[key].get<std::string>();
-  }
-
-  // Any leaf (an object holding "value") that was not asked for is a typo or a stale field.
-  void check_unknown(const json& node, const std::string& prefix) {
-    if (!status_.ok() || !node.is_object()) return;
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      const std::string path = prefix.empty() ? it.key() : prefix + "." + it.key();
-      if (prefix.empty() && (it.key() == "name" || it.key() == "description")) continue;
-      if (it.value().is_object() && it.value().contains("value")) {
-        if (!seen_.count(path)) return fail("unknown field '" + path + "'");
-      } else if (it.value().is_object()) {
-        check_unknown(it.value(), path);
-      } else {
-        return fail("unknown field '" + path + "' (value " + clip(it.value().dump()) + ")");
-      }
-    }
-  }
-
-  void fail(const std::string& msg) {
-    if (status_.ok()) status_ = InvalidArgument(file_ + ": " + msg);
-  }
-  const Status& status() const { return status_; }
-  const std::set<std::string>& seen() const { return seen_; }
-
- private:
-  const json& root_;
-  std::string file_;
-  Status status_;
-  std::set<std::string> seen_;
-};
-
 Result<TargetModel> parse(const json& root, const std::string& file) {
   if (!root.is_object()) return InvalidArgument(file + ": top level must be a JSON object");
-  Reader r(root, file);
+  SourcedJsonReader r(root, file);
   TargetModel t;
   t.file = file;
   t.name = r.string("name");
@@ -143,7 +56,7 @@ Result<TargetModel> parse(const json& root, const std::string& file) {
   t.power.vector_pj_per_lane_op = r.number("power.vector_pj_per_lane_op", false);
   t.power.dma_pj_per_byte = r.number("power.dma_pj_per_byte", false);
   t.power.static_w = r.number("power.static_w", false);
-  r.check_unknown(root, "");
+  r.check_unknown();
   if (!r.status().ok()) return r.status();
 
   // Cross-field consistency.
@@ -188,12 +101,7 @@ const std::vector<std::string>& TargetModel::required_fields() {
 
 Result<TargetModel> TargetModel::from_json_text(std::string_view text, std::string_view file_label) {
   const std::string file(file_label);
-  json root;
-  try {
-    root = json::parse(text.begin(), text.end());
-  } catch (const std::exception& e) {
-    return InvalidArgument(file + ": not valid JSON: " + e.what());
-  }
+  TANDEM_ASSIGN_OR_RETURN(json root, parse_json_text(text, file));
   try {
     return parse(root, file);
   } catch (const std::exception& e) {  // nlohmann type errors should not happen (checked), but never escape
@@ -202,11 +110,8 @@ Result<TargetModel> TargetModel::from_json_text(std::string_view text, std::stri
 }
 
 Result<TargetModel> TargetModel::load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError(path + ": cannot open NPU target description");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return from_json_text(ss.str(), path);
+  TANDEM_ASSIGN_OR_RETURN(std::string text, read_text_file(path, "NPU target description"));
+  return from_json_text(text, path);
 }
 
 std::string TargetModel::default_path() {

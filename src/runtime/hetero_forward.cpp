@@ -14,7 +14,12 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   const ModelConfig& c = model->config();
   const int context = o.context > 0 ? o.context : std::min(c.context_length, 4096);
   const int max_batch = std::max(1, std::min(o.max_batch, context));
-  graph::BufferPlan plan(h->memory_, c, max_batch, context);
+  // Slots hold the chunk padded up to the next standard length, so padding happens in place.
+  int slot_rows = 0;  // the smallest standard length >= max_batch, if any
+  for (int L : o.partition.standard_lengths)
+    if (L >= max_batch && (slot_rows == 0 || L < slot_rows)) slot_rows = L;
+  slot_rows = std::max(slot_rows, max_batch);
+  graph::BufferPlan plan(h->memory_, c, max_batch, context, slot_rows);
   // Staging for padded NPU runs: the largest standard length by the widest row.
   const int64_t pad_rows = o.partition.standard_lengths.empty()
                                ? 1 : *std::max_element(o.partition.standard_lengths.begin(), o.partition.standard_lengths.end());
@@ -121,9 +126,8 @@ Status HeteroForward::eval(std::span<const TokenId> tokens, int n_past, float* l
     std::vector<int> after;
     for (size_t i = 0; i < ops.size(); ++i) {
       const devices::OpCall& op = ops[i];
-      // Layer matmuls are the splittable ones; the vocabulary projection stays whole.
-      const bool splittable = op.kind == devices::OpKind::kMatmul && op.weight != &model_->output();
-      after = partitioner_->lower(op, splittable, after, graph_, "op" + std::to_string(i) + " " + op.describe());
+      after = partitioner_->lower(op, graph::is_layer_matmul(*model_, op), after, graph_,
+                                  "op" + std::to_string(i) + " " + op.describe());
     }
     TANDEM_RETURN_IF_ERROR(driver_->run(graph_));
     done += size_t(n);

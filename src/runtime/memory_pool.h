@@ -21,6 +21,9 @@ class MemoryPool {
   // works in, in turn (the pool holds a few slots, not a buffer per layer). Returns a handle.
   size_t reserve(std::string name, size_t bytes, int reused_by_layers = 0);
   Status allocate();
+  // Gives every region an address with no memory behind it, for planning and simulation: the op
+  // graph needs distinct, correctly laid out pointers that nobody dereferences.
+  void allocate_address_space_only();
   void* get(size_t handle) const;
   template <class T>
   T* get_as(size_t handle) const { return static_cast<T*>(get(handle)); }
@@ -47,6 +50,7 @@ class MemoryPool {
   std::vector<Region> regions_;
   size_t total_ = 0;
   std::unique_ptr<void, FreeDeleter> block_;
+  uintptr_t virtual_base_ = 0;
 };
 
 }  // namespace tandem

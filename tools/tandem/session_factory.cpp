@@ -36,6 +36,26 @@ std::vector<std::string> split(const std::string& s) {
 
 }  // namespace
 
+Result<PartitionOptions> partition_options(const std::string& strategy, double ratio, const std::string& lengths) {
+  PartitionOptions p;
+  TANDEM_ASSIGN_OR_RETURN(p.strategy, strategy_from_name(strategy));
+  if (!(ratio >= 0.0 && ratio <= 1.0)) return InvalidArgument("--ratio: " + std::to_string(ratio) + " must be in [0, 1]");
+  p.gpu_share = ratio;
+  p.standard_lengths.clear();
+  for (const std::string& s : split(lengths)) {
+    int v = 0;
+    try {
+      v = std::stoi(s);
+    } catch (...) {
+      v = 0;
+    }
+    if (v <= 0 || v > 65536) return InvalidArgument("--standard-lengths: '" + s + "' is not a length");
+    p.standard_lengths.push_back(v);
+  }
+  if (p.standard_lengths.empty()) return InvalidArgument("--standard-lengths: none given");
+  return p;
+}
+
 Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model, const DeviceOptions& d, int threads,
                                               int context, int max_batch) {
   std::vector<std::string> names = split(d.devices);
@@ -56,23 +76,7 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
     return InvalidArgument("--devices: '" + d.devices + "' is not supported (cpu, opencl, npu, or opencl,npu)");
   }
   HeteroOptions o;
-  TANDEM_ASSIGN_OR_RETURN(o.partition.strategy, strategy_from_name(d.strategy));
-  if (!(d.ratio >= 0.0 && d.ratio <= 1.0)) {
-    return InvalidArgument("--ratio: " + std::to_string(d.ratio) + " must be in [0, 1]");
-  }
-  o.partition.gpu_share = d.ratio;
-  o.partition.standard_lengths.clear();
-  for (const std::string& s : split(d.standard_lengths)) {
-    int v = 0;
-    try {
-      v = std::stoi(s);
-    } catch (...) {
-      v = 0;
-    }
-    if (v <= 0 || v > 65536) return InvalidArgument("--standard-lengths: '" + s + "' is not a length");
-    o.partition.standard_lengths.push_back(v);
-  }
-  if (o.partition.standard_lengths.empty()) return InvalidArgument("--standard-lengths: none given");
+  TANDEM_ASSIGN_OR_RETURN(o.partition, partition_options(d.strategy, d.ratio, d.standard_lengths));
   TANDEM_ASSIGN_OR_RETURN(o.sync, sync_mode_from_name(d.sync));
   o.npu_fault = d.npu_fault;
   o.context = context;

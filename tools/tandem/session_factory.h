@@ -8,6 +8,7 @@
 
 #include "model/model.h"
 #include "runtime/forward.h"
+#include "runtime/partition.h"
 #include "tools/tandem/model_options.h"
 
 namespace tandem::cli {
@@ -24,6 +25,9 @@ struct DeviceOptions {
   void add_to(CLI::App* sub);
   bool several() const { return devices.find(',') != std::string::npos; }  // a strategy applies
 };
+
+// --strategy, --ratio and --standard-lengths as partition options; errors name the flag.
+Result<PartitionOptions> partition_options(const std::string& strategy, double ratio, const std::string& lengths);
 
 Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model, const DeviceOptions& d, int threads,
                                               int context, int max_batch);

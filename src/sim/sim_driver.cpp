@@ -1,0 +1,214 @@
+#include "sim/sim_driver.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace tandem::sim {
+
+namespace {
+
+int64_t to_ns(double s) { return int64_t(std::llround(s * 1e9)); }
+
+std::string shape_key(const Task& t, Unit u) {
+  std::ostringstream k;
+  k << unit_name(u);
+  if (t.call) {
+    const devices::OpCall& c = *t.call;
+    k << ':' << devices::op_kind_name(c.kind) << ':' << c.out.rows << 'x' << c.out.cols;
+    if (c.weight) k << ':' << (c.row_end - c.row_begin) << 'x' << c.weight->cols;
+  }
+  return k.str();
+}
+
+}  // namespace
+
+SimDriver::SimDriver(const SocModel& soc, SyncMode sync) : soc_(soc), sync_(sync), costs_(soc) {
+  fast_params_.sleep_granularity_ns = to_ns(soc.sync.usleep_granularity_s);
+  for (const char* name : {"gpu", "npu", "host", "sync", "phase"}) tracks_[name] = trace_.add_track(name);
+}
+
+void SimDriver::record(Unit unit, const std::string& name, double start, double end, const char* category) {
+  trace_.complete(tracks_.at(unit_name(unit)), name, category, to_ns(start), std::max<int64_t>(0, to_ns(end) - to_ns(start)));
+}
+
+void SimDriver::charge_prepare(double seconds, const std::string& what) {
+  double& free_at = unit_free_at_[int(Unit::kNpu)];
+  const double start = std::max(free_at, now_);
+  free_at = start + seconds;
+  stats_.runtime_prepare_seconds += seconds;
+  stats_.busy_seconds["npu"] += seconds;
+  record(Unit::kNpu, "prepare " + what, start, free_at, "prepare");
+}
+
+void SimDriver::mark_phase(const std::string& name, double start_s) {
+  trace_.complete(tracks_.at("phase"), name, "phase", to_ns(start_s), std::max<int64_t>(0, to_ns(now_) - to_ns(start_s)));
+}
+
+double SimDriver::handoff_delay(const Task& producer, Unit pu, double start, double end, Unit cu) {
+  // The host thread that did a host step knows at once; it still submits the consumer.
+  const double submit = cu == Unit::kGpu ? soc_.gpu.submit_s : cu == Unit::kNpu ? soc_.npu.submit_s : 0.0;
+  if (pu == Unit::kHost) return submit;
+  sync::ReplayCosts c;
+  c.sleep_overshoot_ns = to_ns(soc_.sync.usleep_granularity_s);
+  c.poll_interval_ns = std::max<int64_t>(1, to_ns(soc_.sync.poll_s));
+  c.block_wake_ns = to_ns(pu == Unit::kGpu ? soc_.gpu.finish_s : soc_.npu.blocking_wait_s);
+  // The flag (or the event a blocking wait sleeps on) is raised a little after the output.
+  const int64_t actual = to_ns(end - start + soc_.sync.flag_write_s);
+  sync::ReplayResult r;
+  if (sync_ == SyncMode::kFast) {
+    const std::string key = shape_key(producer, pu);
+    const int64_t predicted = int64_t(predictor_.predict(key).value_or(0));
+    r = sync::replay_fast_wait(fast_params_, predicted, actual, c);
+    predictor_.observe(key, actual);
+    stats_.fast_fallbacks += r.fell_back;
+  } else {
+    r = sync::replay_blocking_wait(actual, c);
+  }
+  stats_.host_active_seconds += double(r.polled_ns) * 1e-9 + submit;
+  const double detected = start + double(r.resume_ns) * 1e-9;
+  return std::max(0.0, detected - end) + submit;
+}
+
+std::vector<double> SimDriver::bandwidth_factors(const std::vector<Running>& running) const {
+  // Max-min fair division of the achievable DRAM bandwidth by what each task asks for alone.
+  std::vector<double> factor(running.size(), 1.0);
+  double total = 0;
+  for (const Running& r : running) total += r.demand;
+  const double capacity = soc_.dram.achievable_bytes_per_s;
+  if (total <= capacity) return factor;
+  std::vector<size_t> order(running.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return running[a].demand != running[b].demand ? running[a].demand < running[b].demand : running[a].task < running[b].task;
+  });
+  double left = capacity;
+  size_t remaining = order.size();
+  for (size_t i : order) {
+    const double share = left / double(remaining);
+    const double grant = std::min(running[i].demand, share);
+    factor[i] = running[i].demand > 0 ? grant / running[i].demand : 1.0;
+    left -= grant;
+    --remaining;
+  }
+  return factor;
+}
+
+Status SimDriver::run(const TaskGraph& g) {
+  TANDEM_RETURN_IF_ERROR(g.verify());
+  const std::vector<Task>& tasks = g.tasks();
+  const size_t n = tasks.size();
+  std::vector<Unit> unit(n);
+  std::vector<TaskCost> cost(n);
+  std::vector<int> waiting(n);
+  std::vector<std::vector<int>> dependents(n);
+  std::vector<double> ready_at(n, now_), started(n, 0), ended(n, 0);
+  for (const Task& t : tasks) {
+    TANDEM_ASSIGN_OR_RETURN(unit[size_t(t.id)], unit_of_device(t.device));
+    TANDEM_ASSIGN_OR_RETURN(cost[size_t(t.id)], costs_.cost(t, unit[size_t(t.id)]));
+    waiting[size_t(t.id)] = int(t.deps.size());
+    for (int d : t.deps) dependents[size_t(d)].push_back(t.id);
+  }
+  // Per unit: tasks whose dependencies are done, by (ready time, id).
+  std::vector<std::vector<int>> queued(3);
+  for (const Task& t : tasks)
+    if (waiting[size_t(t.id)] == 0) queued[size_t(unit[size_t(t.id)])].push_back(t.id);
+  std::vector<Running> running;
+  size_t finished = 0;
+  while (finished < n) {
+    // Start what can start now on every idle unit.
+    for (int u = 0; u < 3; ++u) {
+      const bool busy = std::any_of(running.begin(), running.end(), [&](const Running& r) { return int(r.unit) == u; });
+      if (busy || queued[size_t(u)].empty() || unit_free_at_[u] > now_) continue;
+      auto best = std::min_element(queued[size_t(u)].begin(), queued[size_t(u)].end(), [&](int a, int b) {
+        return ready_at[size_t(a)] != ready_at[size_t(b)] ? ready_at[size_t(a)] < ready_at[size_t(b)] : a < b;
+      });
+      if (ready_at[size_t(*best)] > now_) continue;
+      const int id = *best;
+      queued[size_t(u)].erase(best);
+      const TaskCost& c = cost[size_t(id)];
+      started[size_t(id)] = now_;
+      running.push_back(Running{id, Unit(u), now_, 1.0, c.seconds, c.seconds > 0 ? c.dram_bytes / c.seconds : 0.0});
+    }
+    // The next event: a running task finishes, or a queued task becomes ready on an idle unit.
+    const std::vector<double> factor = bandwidth_factors(running);
+    double next = std::numeric_limits<double>::infinity();
+    std::vector<double> ends(running.size());
+    for (size_t i = 0; i < running.size(); ++i) {
+      const Running& r = running[i];
+      ends[i] = r.alone <= 0 ? now_ : now_ + r.remaining * r.alone / factor[i];
+      next = std::min(next, ends[i]);
+    }
+    for (int u = 0; u < 3; ++u) {
+      const bool busy = std::any_of(running.begin(), running.end(), [&](const Running& r) { return int(r.unit) == u; });
+      if (busy) continue;
+      for (int id : queued[size_t(u)]) next = std::min(next, std::max({ready_at[size_t(id)], unit_free_at_[u], now_}));
+    }
+    if (!std::isfinite(next)) return Internal("simulator: no task can run (a dependency cycle?)");
+    // Advance to it.
+    const double dt = next - now_;
+    for (size_t i = 0; i < running.size(); ++i) {
+      Running& r = running[i];
+      // A task whose end is this event is done exactly (no rounding residue keeps it alive).
+      r.remaining = ends[i] <= next ? 0.0 : r.remaining - dt * factor[i] / r.alone;
+    }
+    now_ = next;
+    clock_.advance_to(to_ns(now_));
+    // Finish every task that is done (by id, for determinism).
+    std::sort(running.begin(), running.end(), [](const Running& a, const Running& b) { return a.task < b.task; });
+    for (size_t i = 0; i < running.size();) {
+      Running& r = running[i];
+      if (r.remaining > 0) {
+        ++i;
+        continue;
+      }
+      const int id = r.task;
+      const Task& t = tasks[size_t(id)];
+      ended[size_t(id)] = now_;
+      ++finished;
+      ++stats_.tasks;
+      stats_.dram_bytes += cost[size_t(id)].dram_bytes;
+      stats_.busy_seconds[unit_name(r.unit)] += now_ - r.start;
+      stats_.npu_energy_j += cost[size_t(id)].npu_energy_j;
+      if (r.unit != Unit::kNpu) gpu_host_bytes_ += cost[size_t(id)].dram_bytes;
+      if (r.unit == Unit::kHost) stats_.host_active_seconds += now_ - r.start;
+      record(r.unit, t.label, r.start, now_, "kernel");
+      for (int next_id : dependents[size_t(id)]) {
+        const Unit cu = unit[size_t(next_id)];
+        double at = now_;
+        if (cu != r.unit) {
+          const double delay = handoff_delay(t, r.unit, r.start, now_, cu);
+          stats_.handoff_seconds += delay;
+          ++stats_.handoffs;
+          if (delay > 0) trace_.complete(tracks_.at("sync"), "handoff to " + tasks[size_t(next_id)].label, "sync", to_ns(now_), to_ns(delay));
+          at += delay;
+        }
+        ready_at[size_t(next_id)] = std::max(ready_at[size_t(next_id)], at);
+        if (--waiting[size_t(next_id)] == 0) queued[size_t(cu)].push_back(next_id);
+      }
+      running.erase(running.begin() + std::ptrdiff_t(i));
+    }
+  }
+  return Status::Ok();
+}
+
+double SimDriver::energy_joules() const {
+  auto busy = [&](const char* u) {
+    auto it = stats_.busy_seconds.find(u);
+    return it == stats_.busy_seconds.end() ? 0.0 : it->second;
+  };
+  const double T = now_;
+  const double gpu_busy = busy("gpu"), npu_busy = busy("npu");
+  const double host_active = std::min(T, stats_.host_active_seconds);
+  double e = soc_.gpu.active_w * gpu_busy + soc_.gpu.idle_w * std::max(0.0, T - gpu_busy);
+  e += stats_.npu_energy_j + soc_.npu.idle_w * std::max(0.0, T - npu_busy);
+  e += soc_.host.active_w * host_active + soc_.host.idle_w * (T - host_active);
+  // NPU DMA traffic is in its own energy; the GPU's and host's go through DRAM here.
+  e += soc_.dram.pj_per_byte * 1e-12 * gpu_host_bytes_;
+  return e;
+}
+
+Status SimDriver::write_trace(const std::string& path) const { return trace_.write_file(path); }
+
+}  // namespace tandem::sim

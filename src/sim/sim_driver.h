@@ -1,0 +1,88 @@
+// The SimDriver: runs a TaskGraph in virtual time over a SoC model — the same TaskGraph the
+// RealDriver runs on real devices ("one scheduler, two clocks"). Deterministic: the same graphs
+// and SoC give the same timeline, bit for bit.
+//
+// The machine it models (HeteroInfer's engine on a phone):
+//   - one in-order queue per unit (GPU, NPU, host): a unit runs one task at a time, in the order
+//     tasks became ready (ties by task id). Kernels on one unit follow each other with no sync,
+//     as a GPU queue enqueued ahead does.
+//   - a dependency across units is a handoff: the host learns the producer finished by the sync
+//     protocol — fast (sleep for the predicted time in usleep quanta, then poll the flag; the
+//     prediction is the previous kernel of the same shape) or blocking (clFinish-like wait and its
+//     wake cost) — replayed with the runtime's own decision functions (sync/wait_policy.h), then
+//     submits the consumer (the consumer unit's submit cost).
+//   - DRAM bandwidth is shared: a task alone moves its bytes at bytes/duration; when concurrent
+//     tasks ask for more than the achievable total, it is divided max-min fairly and every task
+//     slows by the share it lost (a fluid model, recomputed at every start and finish).
+//   - energy: GPU and host active/idle power over their busy time, the NPU's own cost model per
+//     task plus its idle power, DRAM energy per byte moved by the GPU and host.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/real_driver.h"
+#include "runtime/sync/latency_predictor.h"
+#include "runtime/sync/wait_policy.h"
+#include "runtime/task_graph.h"
+#include "runtime/trace/chrome_trace.h"
+#include "sim/soc_model.h"
+#include "sim/task_cost.h"
+
+namespace tandem::sim {
+
+struct SimStats {
+  uint64_t tasks = 0;
+  double dram_bytes = 0;
+  std::map<std::string, double> busy_seconds;  // per unit ("gpu", "npu", "host")
+  double npu_energy_j = 0;
+  double host_active_seconds = 0;  // polling, submitting, copying
+  double handoff_seconds = 0;      // producer finished -> consumer submitted, summed over handoffs
+  uint64_t handoffs = 0, fast_fallbacks = 0;
+  double runtime_prepare_seconds = 0;  // NPU graph builds charged during runs (online-prepare)
+};
+
+class SimDriver {
+ public:
+  SimDriver(const SocModel& soc, SyncMode sync);
+
+  // Runs the graph from the current virtual time (when the previous graph ended).
+  Status run(const TaskGraph& g);
+  // The NPU builds a graph at run time (online-prepare): it is busy for `seconds` from now.
+  void charge_prepare(double seconds, const std::string& what);
+  // A named span on the phase track of the trace (prefill, decode) from `start_s` to now.
+  void mark_phase(const std::string& name, double start_s);
+
+  double now() const { return now_; }
+  const SimStats& stats() const { return stats_; }
+  double energy_joules() const;  // every unit, [0, now]
+  Status write_trace(const std::string& path) const;
+  const SocModel& soc() const { return soc_; }
+  TaskCostModel& costs() { return costs_; }
+
+ private:
+  struct Running {
+    int task;
+    Unit unit;
+    double start, remaining, alone, demand;  // remaining: fraction of the work left
+  };
+  double handoff_delay(const Task& producer, Unit producer_unit, double start, double end, Unit consumer_unit);
+  std::vector<double> bandwidth_factors(const std::vector<Running>& running) const;
+  void record(Unit unit, const std::string& name, double start, double end, const char* category);
+
+  const SocModel& soc_;
+  SyncMode sync_;
+  TaskCostModel costs_;
+  sync::LatencyPredictor predictor_{1.0};
+  sync::FastWaitParams fast_params_;
+  double now_ = 0;
+  double gpu_host_bytes_ = 0;  // DRAM traffic whose energy the NPU's own model does not count
+  double unit_free_at_[3] = {0, 0, 0};
+  SimStats stats_;
+  trace::VirtualClock clock_;
+  trace::TraceRecorder trace_{&clock_, "tandem SimDriver"};
+  std::map<std::string, trace::TrackId> tracks_;
+};
+
+}  // namespace tandem::sim

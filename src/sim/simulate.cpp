@@ -1,0 +1,102 @@
+#include "sim/simulate.h"
+
+#include <algorithm>
+#include <set>
+
+#include "devices/npu/npu_device.h"
+#include "graph/transformer_graph.h"
+#include "runtime/memory_pool.h"
+
+namespace tandem::sim {
+
+Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const SimulateOptions& o) {
+  if (o.prompt < 1 || o.prompt > 65536) return InvalidArgument("--prompt: " + std::to_string(o.prompt) + " must be in 1..65536");
+  if (o.gen < 0 || o.gen > 65536) return InvalidArgument("--gen: " + std::to_string(o.gen) + " must be in 0..65536");
+  const ModelConfig& c = model.config();
+  std::vector<int> lengths = o.partition.standard_lengths;
+  std::sort(lengths.begin(), lengths.end());
+
+  // The same buffers a real run lays out (addresses only), one prefill chunk for the prompt.
+  MemoryPool pool;
+  const int context = o.prompt + o.gen;
+  int slot_rows = o.prompt;
+  for (int L : lengths)
+    if (L >= o.prompt) {
+      slot_rows = L;
+      break;
+    }
+  graph::BufferPlan plan(pool, c, o.prompt, context, slot_rows);
+  const int64_t pad_rows = lengths.empty() ? 1 : lengths.back();
+  const int64_t pad_cols = std::max(c.dim, c.ffn_dim);
+  const size_t pad_x = pool.reserve("npu padding in", size_t(pad_rows * pad_cols) * 4, c.n_layers);
+  const size_t pad_y = pool.reserve("npu padding out", size_t(pad_rows * pad_cols) * 4, c.n_layers);
+  const size_t logits = pool.reserve("logits", size_t(c.n_vocab) * 4);
+  pool.allocate_address_space_only();
+  const graph::Buffers b = plan.bind(pool);
+
+  SimDriver driver(soc, o.sync);
+  SimulateResult r;
+  // NPU graphs: standard lengths (and the decode graph) are built offline, before the request;
+  // any other length at run time, charged to the NPU before the chunk that needs it.
+  std::set<std::string> graphs;
+  std::vector<std::pair<std::string, double>> build_now;
+  auto npu_can_run = [&](const devices::GraphSpec& s) {
+    if (s.kind != devices::OpKind::kMatmul || !s.weight || !devices::NpuDevice::weight_type_supported(s.weight->type)) {
+      return false;
+    }
+    const std::string key = s.key();
+    if (graphs.count(key)) return true;
+    const uint64_t bytes = uint64_t(s.m) * uint64_t(s.weight->cols + (s.row_end - s.row_begin)) * 2;
+    const double cost = soc.npu_target.prepare_seconds(bytes);
+    const bool standard = s.m == 1 || std::binary_search(lengths.begin(), lengths.end(), int(s.m));
+    if (standard) {
+      r.offline_prepare_s += cost;
+    } else {
+      build_now.emplace_back(key, cost);
+    }
+    graphs.insert(key);
+    return true;
+  };
+  PadScratch pad{pool.get_as<float>(pad_x), pool.get_as<float>(pad_y), pad_rows, pad_cols};
+  Partitioner partitioner(o.partition, pad, npu_can_run);
+
+  auto run_chunk = [&](int n, int n_past) -> Status {
+    const std::vector<devices::OpCall> ops = graph::build_forward(model, b, n, n_past, pool.get_as<float>(logits), false);
+    TaskGraph g;
+    std::vector<int> after;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      after = partitioner.lower(ops[i], graph::is_layer_matmul(model, ops[i]), after, g,
+                                "op" + std::to_string(i) + " " + ops[i].describe());
+    }
+    for (const auto& [key, seconds] : build_now) driver.charge_prepare(seconds, key);
+    build_now.clear();
+    return driver.run(g);
+  };
+
+  TANDEM_RETURN_IF_ERROR(run_chunk(o.prompt, 0));
+  r.prefill_s = driver.now();
+  r.prefill_energy_j = driver.energy_joules();
+  driver.mark_phase("prefill " + std::to_string(o.prompt), 0.0);
+  const double bytes_before_decode = driver.stats().dram_bytes;
+  for (int i = 0; i < o.gen; ++i) TANDEM_RETURN_IF_ERROR(run_chunk(1, o.prompt + i));
+  r.decode_s = driver.now() - r.prefill_s;
+  if (o.gen > 0) driver.mark_phase("decode " + std::to_string(o.gen), r.prefill_s);
+
+  const SimStats& st = driver.stats();
+  r.prefill_tok_s = double(o.prompt) / r.prefill_s;
+  r.decode_tok_s = o.gen > 0 ? double(o.gen) / r.decode_s : 0.0;
+  r.decode_gb_s = o.gen > 0 ? (st.dram_bytes - bytes_before_decode) / r.decode_s / 1e9 : 0.0;
+  r.energy_j = driver.energy_joules();
+  r.decode_energy_j = r.energy_j - r.prefill_energy_j;
+  r.runtime_prepare_s = st.runtime_prepare_seconds;
+  r.npu_graphs = graphs.size();
+  r.tasks = st.tasks;
+  r.handoffs = st.handoffs;
+  r.fast_fallbacks = st.fast_fallbacks;
+  r.handoff_s = st.handoff_seconds;
+  r.busy_s = st.busy_seconds;
+  if (!o.trace.empty()) TANDEM_RETURN_IF_ERROR(driver.write_trace(o.trace));
+  return r;
+}
+
+}  // namespace tandem::sim

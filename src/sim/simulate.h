@@ -1,0 +1,41 @@
+// `tandem simulate`: one request (a prompt of N tokens, then M generated tokens) of a model on a
+// modeled SoC, through the same graph builder, partitioner and TaskGraph as a real run, timed by
+// the SimDriver. Graphs of the standard lengths are built offline (reported, not charged); a
+// graph for any other length is built at run time (online-prepare) and charged to the NPU.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "runtime/partition.h"
+#include "runtime/real_driver.h"
+#include "sim/sim_driver.h"
+
+namespace tandem::sim {
+
+struct SimulateOptions {
+  PartitionOptions partition;  // strategy, gpu_share, standard lengths
+  SyncMode sync = SyncMode::kFast;
+  int prompt = 256;
+  int gen = 32;
+  std::string trace;  // Chrome trace path, or empty
+};
+
+struct SimulateResult {
+  double prefill_s = 0, decode_s = 0;
+  double prefill_tok_s = 0, decode_tok_s = 0;
+  double decode_gb_s = 0;     // DRAM bytes moved per second of decode
+  double energy_j = 0;        // the whole request
+  double prefill_energy_j = 0, decode_energy_j = 0;
+  double offline_prepare_s = 0;  // NPU graphs of standard lengths, built before the request
+  double runtime_prepare_s = 0;  // graphs built during it (charged)
+  uint64_t npu_graphs = 0, tasks = 0, handoffs = 0, fast_fallbacks = 0;
+  double handoff_s = 0;
+  std::map<std::string, double> busy_s;
+};
+
+Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const SimulateOptions& options);
+
+}  // namespace tandem::sim

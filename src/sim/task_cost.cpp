@@ -1,0 +1,147 @@
+#include "sim/task_cost.h"
+
+#include <algorithm>
+
+#include "npu/executor.h"
+#include "npu/oplib/elementwise.h"
+#include "npu/oplib/matmul.h"
+
+namespace tandem::sim {
+
+using devices::OpCall;
+using devices::OpKind;
+
+const char* unit_name(Unit u) {
+  switch (u) {
+    case Unit::kGpu: return "gpu";
+    case Unit::kNpu: return "npu";
+    case Unit::kHost: return "host";
+  }
+  return "?";
+}
+
+Result<Unit> unit_of_device(const std::string& d) {
+  if (d == "opencl" || d == "gpu") return Unit::kGpu;
+  if (d == "npu") return Unit::kNpu;
+  if (d == "host" || d == "cpu") return Unit::kHost;
+  return InvalidArgument("simulator: no modeled unit for device '" + d + "' (opencl/gpu, npu, host)");
+}
+
+void TaskCostModel::traffic(const OpCall& c, double* bytes, double* flops) {
+  constexpr double kAct = 2.0;  // fp16 activations and KV on the phone
+  const double m = double(c.out.rows), cols = double(c.out.cols);
+  switch (c.kind) {
+    case OpKind::kMatmul: {
+      const double out = double(c.row_end - c.row_begin), in = double(c.weight->cols);
+      *bytes = out * double(c.weight->row_bytes()) + m * (in + out) * kAct;
+      *flops = 2.0 * m * in * out;
+      return;
+    }
+    case OpKind::kGetRows:
+      *bytes = m * (double(c.weight->row_bytes()) + cols * kAct);
+      *flops = m * cols;
+      return;
+    case OpKind::kRmsNorm:
+      *bytes = 2.0 * m * cols * kAct + cols * 4.0;
+      *flops = 4.0 * m * cols;
+      return;
+    case OpKind::kAddBias:
+      *bytes = 2.0 * m * cols * kAct + cols * 4.0;
+      *flops = m * cols;
+      return;
+    case OpKind::kRope:
+      *bytes = 2.0 * m * cols * kAct + 2.0 * m * double(c.head_dim / 2) * 4.0;
+      *flops = 6.0 * m * cols;
+      return;
+    case OpKind::kKvStore:
+      *bytes = 4.0 * m * double(c.a.cols) * kAct;  // read k and v, write them into the cache
+      *flops = 0;
+      return;
+    case OpKind::kAttention: {
+      // Each query row sees n_past + its own causal prefix: on average n_past + (m + 1) / 2 keys.
+      const double kv_dim = double(c.n_kv_heads) * double(c.head_dim), q_dim = double(c.n_heads) * double(c.head_dim);
+      const double visible = double(c.n_past) + (m + 1.0) / 2.0;
+      *bytes = 2.0 * m * q_dim * kAct + 2.0 * (double(c.n_past) + m) * kv_dim * kAct;
+      *flops = 4.0 * m * visible * q_dim;
+      return;
+    }
+    case OpKind::kSwiglu:
+      *bytes = 3.0 * m * cols * kAct;
+      *flops = 6.0 * m * cols;
+      return;
+    case OpKind::kAdd:
+      *bytes = 3.0 * m * cols * kAct;
+      *flops = m * cols;
+      return;
+  }
+  *bytes = 0;
+  *flops = 0;
+}
+
+Result<TaskCost> TaskCostModel::npu_cost(const OpCall& c) {
+  const devices::GraphSpec spec = devices::GraphSpec::of(c);
+  const std::string key = spec.key() + ":" + (c.weight ? std::string(dtype_name(c.weight->type)) : std::string("-")) +
+                          ":" + std::to_string(c.weight ? c.weight->cols : 0);
+  if (auto it = npu_cache_.find(key); it != npu_cache_.end()) return it->second;
+  const npu::TargetModel& t = soc_.npu_target;
+  npu::Program program;
+  if (c.kind == OpKind::kMatmul) {
+    npu::oplib::MatmulSpec s;
+    s.n = uint32_t(c.out.rows);
+    s.in = uint32_t(c.weight->cols);
+    s.out = uint32_t(c.row_end - c.row_begin);
+    s.wtype = c.weight->type;
+    TANDEM_ASSIGN_OR_RETURN(program, npu::oplib::lower_matmul(s, t));
+  } else if (c.kind == OpKind::kRmsNorm || c.kind == OpKind::kSwiglu || c.kind == OpKind::kAdd) {
+    const npu::oplib::EltOp op = c.kind == OpKind::kRmsNorm ? npu::oplib::EltOp::kRmsNorm
+                                 : c.kind == OpKind::kSwiglu ? npu::oplib::EltOp::kSwiglu : npu::oplib::EltOp::kAdd;
+    TANDEM_ASSIGN_OR_RETURN(program, npu::oplib::lower_elementwise(op, uint32_t(c.out.rows), uint32_t(c.out.cols), t));
+  } else {
+    return Unsupported(std::string("simulator: the NPU has no graph for ") + devices::op_kind_name(c.kind));
+  }
+  npu::Executor exec(t);
+  npu::ExecOptions timing_only;
+  timing_only.functional = false;
+  TANDEM_ASSIGN_OR_RETURN(npu::ExecReport r, exec.run(program, timing_only));
+  TaskCost cost;
+  cost.seconds = r.seconds;
+  cost.dram_bytes = double(r.dma_bytes_in + r.dma_bytes_out);
+  cost.flops = r.flops;
+  cost.npu_energy_j = r.energy_j;
+  npu_cache_.emplace(key, cost);
+  return cost;
+}
+
+Result<TaskCost> TaskCostModel::cost(const Task& task, Unit unit) {
+  TaskCost c;
+  if (task.host_step) {
+    c.dram_bytes = 2.0 * double(task.host_bytes);  // read and write
+    c.seconds = double(task.host_bytes) / soc_.host.memcpy_bytes_per_s;
+    return c;
+  }
+  if (!task.call) return InvalidArgument("simulator: task " + std::to_string(task.id) + " has no work");
+  const OpCall& call = *task.call;
+  double bytes = 0, flops = 0;
+  traffic(call, &bytes, &flops);
+  switch (unit) {
+    case Unit::kGpu: {
+      const auto& g = soc_.gpu;
+      c.seconds = call.kind == OpKind::kMatmul
+                      ? g.matmul.seconds(bytes, flops)
+                      : g.kernel_fixed_s + bytes / g.dram_cap_bytes_per_s + flops / g.achieved_flops;
+      c.dram_bytes = bytes;
+      c.flops = flops;
+      return c;
+    }
+    case Unit::kNpu: {
+      auto r = npu_cost(call);
+      if (!r.ok()) return Status(r.status().code(), task.label + ": " + r.status().message());
+      return *r;
+    }
+    case Unit::kHost:
+      return Unsupported("simulator: task " + task.label + " is a kernel on the host; the modeled SoC runs kernels on the GPU and NPU");
+  }
+  return c;
+}
+
+}  // namespace tandem::sim

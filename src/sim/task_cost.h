@@ -1,0 +1,50 @@
+// What one task of a TaskGraph costs on a modeled SoC: its duration when it runs alone, the DRAM
+// bytes it moves (the simulator shares bandwidth between concurrent tasks by these), and, for the
+// NPU, the energy its own cost model reports.
+//
+// On the phone activations and the KV cache are fp16 (W4A16), so byte counts use 2-byte
+// activations whatever the host buffers hold; weights count in their stored type.
+//   GPU matmul       the SoC's fitted latency model (fixed + bytes + FLOPs, SEEDS GPU-1)
+//   GPU other ops    kernel_fixed_s + bytes / GPU DRAM cap + FLOPs / achieved FLOPS
+//   NPU matmul and   the npu::TargetModel cost model: the operator library's program for that
+//   rmsnorm/swiglu/  static shape, timed by the Executor (the npu device reports the same time)
+//   add
+//   host steps       bytes / the host's memcpy bandwidth
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "runtime/task_graph.h"
+#include "sim/soc_model.h"
+
+namespace tandem::sim {
+
+enum class Unit { kGpu, kNpu, kHost };
+const char* unit_name(Unit u);
+// Which modeled unit runs a task of this device name ("opencl"/"gpu", "npu", "host"/"cpu").
+Result<Unit> unit_of_device(const std::string& device);
+
+struct TaskCost {
+  double seconds = 0;     // alone, without DRAM contention
+  double dram_bytes = 0;  // traffic through DRAM
+  double flops = 0;
+  double npu_energy_j = 0;  // NPU tasks: dynamic + static energy from the NPU cost model
+};
+
+class TaskCostModel {
+ public:
+  explicit TaskCostModel(const SocModel& soc) : soc_(soc) {}
+  // Errors name the task when the unit cannot run its op (rope on the NPU, ...).
+  Result<TaskCost> cost(const Task& task, Unit unit);
+  // Bytes and FLOPs of an op at fp16 activations (shared by every unit).
+  static void traffic(const devices::OpCall& call, double* bytes, double* flops);
+  size_t npu_programs_timed() const { return npu_cache_.size(); }
+
+ private:
+  Result<TaskCost> npu_cost(const devices::OpCall& call);
+  const SocModel& soc_;
+  std::map<std::string, TaskCost> npu_cache_;  // by static shape: timing a program is not free
+};
+
+}  // namespace tandem::sim
