@@ -71,6 +71,15 @@ else
 fi
 check "fault plan needs the npu" one_line_error "needs --devices opencl,npu" "$TANDEM" run -m "$M" -p hi --npu-fault run
 
+# simulate: a prediction on a modeled SoC, with the JSON fields tools read.
+sj=$("$TANDEM" simulate --soc sd8gen3 --model-preset internlm2-1.8b --prompt 64 --gen 2 --json)
+for k in prefill_tok_s decode_tok_s decode_gb_s energy_j; do
+  check "simulate json $k" grep -q "\"$k\":[0-9]" <<<"$sj"
+done
+check "simulate table" bash -c "\"$TANDEM\" simulate --soc sd8elite -m \"$M\" --prompt 40 --gen 2 | grep -q 'prefill t/s'"
+check "simulate unknown soc" one_line_error "sd8gen3" "$TANDEM" simulate --soc sd9000 --model-preset llama3-8b
+check "simulate unknown preset" one_line_error "'llama9'" "$TANDEM" simulate --model-preset llama9
+
 # errors: non-zero exit, one line, naming the problem.
 check "missing model file" one_line_error "/nonexistent.gguf" "$TANDEM" run -m /nonexistent.gguf -p hi
 check "not a gguf" one_line_error "magic" "$TANDEM" info -m "$SHARED/testdata/vocab/ggml-vocab-llama-spm.gguf.inp"

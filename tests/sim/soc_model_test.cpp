@@ -1,0 +1,110 @@
+// SoC descriptions: both shipped SoCs load, the GPU latency fit is what its profile points say,
+// and a bad description is refused naming the file, the field and the value.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/soc_model.h"
+
+namespace tandem::sim {
+namespace {
+
+std::string soc_text(const std::string& name) {
+  std::ifstream in(SocModel::data_dir() + "/soc/" + name + ".json");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Result<SocModel> parse(const std::string& text) {
+  return SocModel::from_json_text(text, "edited.json", SocModel::data_dir() + "/npu");
+}
+
+TEST(SocModel, BothShippedSocsLoad) {
+  EXPECT_EQ(SocModel::names(), (std::vector<std::string>{"sd8elite", "sd8gen3"}));
+  for (const std::string& name : SocModel::names()) {
+    auto s = SocModel::load_named(name);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    EXPECT_EQ(s->name, name);
+    EXPECT_EQ(s->profile_points.size(), 6u);
+    EXPECT_GT(s->npu_target.peak_fp16_flops(), 1e12);
+  }
+  auto missing = SocModel::load_named("sd9000");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("sd8gen3"), std::string::npos) << "the error lists the SoCs";
+}
+
+TEST(SocModel, TheGpuFitReproducesItsProfilePointsAndMem1) {
+  auto s = SocModel::load_named("sd8gen3");
+  ASSERT_TRUE(s.ok());
+  const GpuLatencyModel& g = s->gpu.matmul;
+  // The fitted bandwidth is a characterization check: MEM-1 says one processor reaches 40-45 GB/s.
+  EXPECT_GT(g.bytes_per_s(), 38e9);
+  EXPECT_LT(g.bytes_per_s(), 48e9);
+  EXPECT_LE(g.flops_per_s(), s->gpu.achieved_flops * (1 + 1e-12));
+  for (const ProfilePoint& p : s->profile_points) {
+    const double t = g.seconds(p.weight_bytes() + p.activation_bytes(), p.flops());
+    EXPECT_NEAR(t / p.gpu_s, 1.0, 0.25) << p.out << "x" << p.in << " n=" << p.n;
+  }
+  // The 8 Elite scales only the FLOP term.
+  auto e = SocModel::load_named("sd8elite");
+  ASSERT_TRUE(e.ok());
+  EXPECT_DOUBLE_EQ(e->gpu.matmul.s_per_byte, g.s_per_byte);
+  EXPECT_LT(e->gpu.matmul.s_per_flop, g.s_per_flop);
+}
+
+TEST(GpuLatencyFit, RecoversKnownCoefficients) {
+  const GpuLatencyModel truth{300e-6, 1.0 / 40e9, 1.0 / 0.9e12};
+  std::vector<ProfilePoint> pts;
+  for (auto [out, in, n] : {std::tuple{4096, 4096, 1}, {14336, 4096, 1}, {4096, 4096, 128}, {4096, 14336, 256}, {1024, 4096, 64}}) {
+    ProfilePoint p{out, in, n, 0, 1};
+    p.gpu_s = truth.seconds(p.weight_bytes() + p.activation_bytes(), p.flops());
+    pts.push_back(p);
+  }
+  auto fit = fit_gpu_latency(pts);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  EXPECT_NEAR(fit->fixed_s / truth.fixed_s, 1.0, 1e-6);
+  EXPECT_NEAR(fit->s_per_byte / truth.s_per_byte, 1.0, 1e-6);
+  EXPECT_NEAR(fit->s_per_flop / truth.s_per_flop, 1.0, 1e-6);
+  pts.resize(2);
+  EXPECT_FALSE(fit_gpu_latency(pts).ok());
+}
+
+TEST(SocModel, BadDescriptionsNameFileFieldAndValue) {
+  const nlohmann::json good = nlohmann::json::parse(soc_text("sd8gen3"));
+  ASSERT_TRUE(parse(good.dump()).ok()) << parse(good.dump()).status().message();
+  struct Case {
+    std::function<void(nlohmann::json&)> edit;
+    std::string expect;
+  };
+  const std::vector<Case> cases = {
+      {[](auto& j) { j["gpu"]["finish_s"]["value"] = -1; }, "'gpu.finish_s.value' must be a positive number, got -1"},
+      {[](auto& j) { j["gpu"]["finish_s"]["source"] = "assumption"; }, "'gpu.finish_s.source' is an assumption without a reason"},
+      {[](auto& j) { j["gpu"].erase("submit_s"); }, "missing field 'gpu.submit_s'"},
+      {[](auto& j) { j["npu_target"] = "hexagon-v99"; }, "field 'npu_target' ('hexagon-v99')"},
+      {[](auto& j) { j["profile_points"]["points"][0]["gpu_us"] = 0; },
+       "profile_points.points[0]: field 'gpu_us' must be a positive number, got 0"},
+      {[](auto& j) { j["profile_points"]["points"][1]["note"] = "x"; }, "profile_points.points[1]: has fields other than"},
+      {[](auto& j) { j["dram"]["spare"] = {{"value", 1}, {"source", "x"}}; }, "unknown field 'dram.spare'"},
+      {[](auto& j) { j["dram"]["achievable_bytes_per_s"]["value"] = 99e9; }, "'dram.achievable_bytes_per_s' exceeds"},
+      {[](auto& j) { j["profile_points"]["points"] = nlohmann::json::array(); }, "needs at least 3 profile points"},
+  };
+  for (const Case& c : cases) {
+    nlohmann::json j = good;
+    c.edit(j);
+    auto r = parse(j.dump());
+    ASSERT_FALSE(r.ok()) << c.expect;
+    EXPECT_NE(r.status().message().find("edited.json: "), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find(c.expect), std::string::npos) << r.status().message();
+  }
+  EXPECT_FALSE(parse("{not json").ok());
+  EXPECT_FALSE(parse("[]").ok());
+}
+
+}  // namespace
+}  // namespace tandem::sim
