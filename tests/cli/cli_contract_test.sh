@@ -77,6 +77,12 @@ for k in prefill_tok_s decode_tok_s decode_gb_s energy_j; do
   check "simulate json $k" grep -q "\"$k\":[0-9]" <<<"$sj"
 done
 check "simulate table" bash -c "\"$TANDEM\" simulate --soc sd8elite -m \"$M\" --prompt 40 --gen 2 | grep -q 'prefill t/s'"
+pj=$("$TANDEM" plan --soc sd8gen3 --op 2048x2048 --seq 100 --json --standard-lengths 32,64,128)
+check "plan --op json strategy" grep -qE '"strategy":"(gpu-only|npu-only|layer|weight-centric|activation-centric|multi-tensor|hybrid|padding|online-prepare|npu-pipe)"' <<<"$pj"
+check "profile writes a cost DB" "$TANDEM" profile --soc sd8gen3 -m "$M" --standard-lengths 32,64 -o "$WORK/costdb.json"
+check "plan from the cost DB" bash -c "\"$TANDEM\" plan --costdb \"$WORK/costdb.json\" -m \"$M\" --max-len 80 -o \"$WORK/plan.json\" | grep -q attn_q"
+check "plan json written" grep -q '"format": "tandem-plan-1"' "$WORK/plan.json"
+check "plan bad op" one_line_error "'4096by4096'" "$TANDEM" plan --soc sd8gen3 --op 4096by4096 --seq 4
 check "simulate unknown soc" one_line_error "sd8gen3" "$TANDEM" simulate --soc sd9000 --model-preset llama3-8b
 check "simulate unknown preset" one_line_error "'llama9'" "$TANDEM" simulate --model-preset llama9
 

@@ -50,7 +50,9 @@ TEST(FaultInjectingDevice, FailsEveryNthRunAfterItRanAndEveryPrepare) {
     ASSERT_TRUE(c.ok());
     const Status st = (*c)->wait();
     EXPECT_EQ(st.ok(), i % 3 != 0) << "run " << i;
-    if (!st.ok()) EXPECT_EQ(y[0], 1e30f) << "a failed run leaves its output wrong";
+    if (!st.ok()) {
+      EXPECT_EQ(y[0], 1e30f) << "a failed run leaves its output wrong";
+    }
   }
   EXPECT_EQ(d.faults_injected(), 3u);  // one prepare, runs 3 and 6
 }

@@ -10,7 +10,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   std::vector<cli::Command> commands = {cli::add_run(app), cli::add_bench(app), cli::add_info(app),
                                        cli::add_tokenize(app), cli::add_gen_model(app),
-                                       cli::add_devices(app), cli::add_simulate(app)};
+                                       cli::add_devices(app), cli::add_simulate(app),
+                                       cli::add_profile(app), cli::add_plan(app)};
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,108 @@
+#include "planner/profiler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <set>
+
+#include "sim/sim_driver.h"
+
+namespace tandem::planner {
+
+std::vector<MatmulShape> splittable_shapes(const Model& model) {
+  std::vector<MatmulShape> out;
+  const LayerWeights& l = model.layers().at(0);
+  for (auto [name, w] : {std::pair{"attn_q", &l.wq}, {"attn_k", &l.wk}, {"attn_v", &l.wv}, {"attn_output", &l.wo},
+                         {"ffn_gate", &l.w_gate}, {"ffn_up", &l.w_up}, {"ffn_down", &l.w_down}}) {
+    auto same = std::find_if(out.begin(), out.end(), [&](const MatmulShape& s) { return s.out == w->rows && s.in == w->cols; });
+    if (same != out.end()) {
+      same->name += "," + std::string(name);
+    } else {
+      out.push_back(MatmulShape{name, w->rows, w->cols});
+    }
+  }
+  return out;
+}
+
+namespace {
+
+float* fake(uintptr_t slot) { return reinterpret_cast<float*>((uintptr_t(1) << 40) + (slot << 30)); }
+
+Task matmul_task(const Weight& w, int64_t n, const std::string& device) {
+  Task t;
+  t.device = device;
+  t.call = devices::OpCall::matmul(&w, 0, w.rows, fake(0), n, w.cols, fake(1), w.rows);
+  t.label = device + " " + std::to_string(w.rows) + "x" + std::to_string(w.cols) + " n=" + std::to_string(n);
+  return t;
+}
+
+// One GPU -> NPU handoff under each protocol, measured on the SimDriver (the second of two runs:
+// the fast protocol has its prediction by then).
+Result<double> handoff_seconds(const sim::SocModel& soc, SyncMode mode, const Weight& w) {
+  sim::SimDriver d(soc, mode);
+  TaskGraph g;
+  g.add(matmul_task(w, 1, "opencl"));
+  Task npu = matmul_task(w, 1, "npu");
+  npu.deps = {0};
+  g.add(npu);
+  TANDEM_RETURN_IF_ERROR(d.run(g));
+  const double before = d.stats().handoff_seconds;
+  TANDEM_RETURN_IF_ERROR(d.run(g));
+  return d.stats().handoff_seconds - before;
+}
+
+}  // namespace
+
+Result<CostDb> profile_soc(const sim::SocModel& soc, const ProfileSpace& space, const std::function<void(double)>& progress) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (space.shapes.empty()) return InvalidArgument("profile: no matmul shapes to profile");
+  CostDb db;
+  db.source = "soc " + soc.name;
+  db.weight_type = dtype_name(space.weight_type);
+  db.standard_lengths = space.standard_lengths;
+  std::sort(db.standard_lengths.begin(), db.standard_lengths.end());
+  db.copy_bytes_per_s = soc.host.memcpy_bytes_per_s;
+  db.prepare_fixed_s = soc.npu_target.prepare.fixed_s;
+  db.prepare_per_byte_s = soc.npu_target.prepare.per_byte_s;
+  const int64_t tile = soc.npu_target.matrix.tile_dim;
+
+  std::vector<int64_t> lengths = {1};
+  for (int L : db.standard_lengths) lengths.push_back(L);
+  // The units' sub-shapes: the whole weight and, per ratio, the NPU's rows (whole tiles, >= one
+  // tile) and the GPU's complement.
+  struct Job {
+    int64_t rows, in;
+  };
+  std::vector<Job> jobs;
+  for (const MatmulShape& s : space.shapes) {
+    std::set<int64_t> rows = {s.out};
+    for (double r : space.ratios) {
+      const int64_t npu = int64_t(std::llround(double(s.out) * (1.0 - r) / double(tile))) * tile;
+      if (npu < tile || npu >= s.out) continue;
+      rows.insert(npu);
+      rows.insert(s.out - npu);
+    }
+    for (int64_t r : rows) jobs.push_back(Job{r, s.in});
+  }
+  sim::TaskCostModel costs(soc);
+  const size_t total = jobs.size() * lengths.size();
+  size_t done = 0;
+  for (const Job& j : jobs) {
+    const Weight w{"profiled", space.weight_type, nullptr, j.rows, j.in};
+    for (int64_t n : lengths) {
+      for (auto [unit, device, u] : {std::tuple{"gpu", "opencl", sim::Unit::kGpu}, {"npu", "npu", sim::Unit::kNpu}}) {
+        TANDEM_ASSIGN_OR_RETURN(sim::TaskCost c, costs.cost(matmul_task(w, n, device), u));
+        db.add(unit, j.rows, j.in, n, c.seconds);
+      }
+      if (progress) progress(double(++done) / double(total));
+    }
+  }
+  const MatmulShape& first = space.shapes.front();
+  const Weight probe{"probe", space.weight_type, nullptr, first.out, first.in};
+  TANDEM_ASSIGN_OR_RETURN(db.sync_fast_s, handoff_seconds(soc, SyncMode::kFast, probe));
+  TANDEM_ASSIGN_OR_RETURN(db.sync_blocking_s, handoff_seconds(soc, SyncMode::kBlocking, probe));
+  db.profile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return db;
+}
+
+}  // namespace tandem::planner

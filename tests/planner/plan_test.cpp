@@ -1,0 +1,105 @@
+// Plans and cost DBs round-trip through JSON, ranges cover every length once, and bad files are
+// refused naming the field.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+#include "planner/plan.h"
+
+namespace tandem::planner {
+namespace {
+
+CostDb small_db() {
+  CostDb db;
+  db.source = "constructed";
+  db.standard_lengths = {32, 64};
+  db.sync_fast_s = 5e-6;
+  db.sync_blocking_s = 4e-4;
+  db.copy_bytes_per_s = 1e10;
+  db.prepare_fixed_s = 1e-3;
+  db.prepare_per_byte_s = 1e-9;
+  for (int64_t rows : {256, 128})
+    for (int64_t n : {1, 32, 64}) {
+      db.add("gpu", rows, 256, n, 1e-6 * double(rows * n) / 32.0 + 2e-6);
+      db.add("npu", rows, 256, n, 3e-6 * double(rows) / 256.0 * (n == 1 ? 1.0 : double(n) / 32.0));
+    }
+  return db;
+}
+
+TEST(Plan, CoversEveryLengthOnceAndRoundTrips) {
+  const CostDb db = small_db();
+  const PerfModels perf(db);
+  auto plan = build_plan(perf, db, {MatmulShape{"attn_q", 256, 256}}, 64, SyncMode::kFast);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_EQ(plan->ops.size(), 1u);
+  int64_t next = 1;
+  for (const PlanRange& r : plan->ops[0].ranges) {
+    EXPECT_EQ(r.n_min, next);
+    next = r.n_max + 1;
+    EXPECT_FALSE(r.why.empty());
+  }
+  EXPECT_EQ(next, 65);
+  for (int64_t n = 1; n <= 64; ++n) {
+    const PlanRange* r = plan->find(256, 256, n);
+    ASSERT_NE(r, nullptr) << n;
+    auto d = decide(perf, db, 256, 256, n, SyncMode::kFast);
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(r->strategy, d->best.strategy) << "n=" << n;
+  }
+  EXPECT_EQ(plan->find(256, 256, 65), nullptr);
+  EXPECT_EQ(plan->find(128, 256, 1), nullptr);
+
+  auto back = Plan::from_json_text(plan->to_json(), "plan.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->to_json(), plan->to_json());
+}
+
+TEST(Plan, BadPlansNameTheField) {
+  const CostDb db = small_db();
+  const PerfModels perf(db);
+  auto plan = build_plan(perf, db, {MatmulShape{"attn_q", 256, 256}}, 8, SyncMode::kFast);
+  ASSERT_TRUE(plan.ok());
+  const nlohmann::json good = nlohmann::json::parse(plan->to_json());
+  struct Case {
+    std::function<void(nlohmann::json&)> edit;
+    std::string expect;
+  };
+  const std::vector<Case> cases = {
+      {[](auto& j) { j["format"] = "v0"; }, "field 'format'"},
+      {[](auto& j) { j["ops"][0]["ranges"][0]["strategy"] = "magic"; }, "ops[0].ranges[0].strategy"},
+      {[](auto& j) { j["ops"][0]["ranges"][0]["n_min"] = 2; }, "ops[0].ranges[0].n_min"},
+      {[](auto& j) { j["ops"][0]["ranges"][0]["gpu_share"] = 1.5; }, "ops[0].ranges[0].gpu_share"},
+      {[](auto& j) { j["ops"][0]["out"] = -4; }, "ops[0].out"},
+      {[](auto& j) { j["sync"] = "eventually"; }, "field 'sync'"},
+  };
+  for (const Case& c : cases) {
+    nlohmann::json j = good;
+    c.edit(j);
+    auto r = Plan::from_json_text(j.dump(), "plan.json");
+    ASSERT_FALSE(r.ok()) << c.expect;
+    EXPECT_NE(r.status().message().find("plan.json: "), std::string::npos);
+    EXPECT_NE(r.status().message().find(c.expect), std::string::npos) << r.status().message();
+  }
+}
+
+TEST(CostDb, RoundTripsAndRefusesBadPoints) {
+  const CostDb db = small_db();
+  auto back = CostDb::from_json_text(db.to_json(), "cost.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->to_json(), db.to_json());
+  nlohmann::json j = nlohmann::json::parse(db.to_json());
+  j["points"][3]["unit"] = "tpu";
+  auto bad = CostDb::from_json_text(j.dump(), "cost.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("points[3].unit"), std::string::npos) << bad.status().message();
+  j = nlohmann::json::parse(db.to_json());
+  j["points"][0]["seconds"] = 0;
+  bad = CostDb::from_json_text(j.dump(), "cost.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("points[0].seconds"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tandem::planner
