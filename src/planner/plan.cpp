@@ -150,6 +150,14 @@ std::string Plan::table() const {
   return out;
 }
 
+Decider decider_from_plan(std::shared_ptr<const Plan> plan) {
+  return [plan](int64_t out, int64_t in, int64_t n) -> std::optional<OpChoice> {
+    const PlanRange* r = plan->find(out, in, n);
+    if (!r) return std::nullopt;
+    return OpChoice{r->strategy, r->gpu_share};
+  };
+}
+
 Result<Plan> build_plan(const PerfModels& perf, const CostDb& db, const std::vector<MatmulShape>& shapes, int64_t max_len,
                         SyncMode sync) {
   if (max_len < 1 || max_len > 65536) return InvalidArgument("plan: max length " + std::to_string(max_len) + " must be in 1..65536");

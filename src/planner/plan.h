@@ -3,6 +3,7 @@
 // decider picks the entry for the actual length).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,10 @@ struct Plan {
   static Result<Plan> load(const std::string& path);
   std::string table() const;  // one row per range, for people
 };
+
+// The decider a Partitioner consults: the plan's entry for the op's shape and length (nullopt
+// where the plan has none, so the run's --strategy applies).
+Decider decider_from_plan(std::shared_ptr<const Plan> plan);
 
 // Decides every length 1..max_len for every shape and merges equal neighbours into ranges.
 Result<Plan> build_plan(const PerfModels& perf, const CostDb& db, const std::vector<MatmulShape>& shapes, int64_t max_len,

@@ -84,10 +84,10 @@ int64_t Partitioner::smallest_standard_at_least(int64_t m) const {
   return 0;
 }
 
-int64_t Partitioner::gpu_rows_of(const OpCall& op) const {
+int64_t Partitioner::gpu_rows_of(const OpCall& op, double gpu_share) const {
   // The NPU's share is kept a multiple of its 32-row tiles so its sub-shape pads nothing.
   const int64_t rows = op.weight->rows;
-  int64_t npu = int64_t(std::llround(double(rows) * (1.0 - opt_.gpu_share) / 32.0)) * 32;
+  int64_t npu = int64_t(std::llround(double(rows) * (1.0 - gpu_share) / 32.0)) * 32;
   npu = std::clamp<int64_t>(npu, 0, rows);
   return rows - npu;
 }
@@ -224,12 +224,26 @@ std::vector<int> Partitioner::lower(const OpCall& op, bool splittable, const std
     t.label = label + " gpu";
     return {g.add(std::move(t))};
   }
+  Strategy strategy = opt_.strategy;
+  double share = opt_.gpu_share;
+  if (opt_.decider) {
+    if (std::optional<OpChoice> c = opt_.decider(op.weight->rows, op.weight->cols, op.out.rows)) {
+      strategy = c->strategy;
+      share = c->gpu_share;
+      ++decided_;
+    }
+  }
+  return lower_split(op, strategy, share, after, g, label);
+}
+
+std::vector<int> Partitioner::lower_split(const OpCall& op, Strategy strategy, double share, const std::vector<int>& after,
+                                          TaskGraph& g, const std::string& label) {
   const int64_t n = op.out.rows, R = op.weight->rows;
   auto join = [](std::vector<int> a, const std::vector<int>& b) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
   };
-  switch (opt_.strategy) {
+  switch (strategy) {
     case Strategy::kGpuOnly: return gpu_part(op, 0, n, 0, R, after, g, label);
     case Strategy::kNpuOnly:
     case Strategy::kPadding: return npu_part(op, 0, n, 0, R, after, g, label, false);
@@ -239,7 +253,7 @@ std::vector<int> Partitioner::lower(const OpCall& op, bool splittable, const std
       // Prefill is NPU-dominant (matmuls on the NPU), decode GPU-dominant.
       return n > 1 ? npu_part(op, 0, n, 0, R, after, g, label, false) : gpu_part(op, 0, n, 0, R, after, g, label);
     case Strategy::kWeightCentric: {
-      const int64_t split = gpu_rows_of(op);
+      const int64_t split = gpu_rows_of(op, share);
       return join(gpu_part(op, 0, n, 0, split, after, g, label), npu_part(op, 0, n, split, R, after, g, label, false));
     }
     case Strategy::kActivationCentric: {
@@ -259,7 +273,7 @@ std::vector<int> Partitioner::lower(const OpCall& op, bool splittable, const std
       // The standard part split by weight rows (the NPU gets a friendly sub-shape, the GPU
       // balances it); the dynamic remainder padded onto the NPU for the same weight rows.
       const int64_t L = is_standard(n) ? n : largest_standard_at_most(n);
-      const int64_t split = gpu_rows_of(op);
+      const int64_t split = gpu_rows_of(op, share);
       std::vector<int> done = gpu_part(op, 0, n, 0, split, after, g, label);
       done = join(done, npu_part(op, 0, L, split, R, after, g, label, false));
       return join(done, npu_part(op, L, n, split, R, after, g, label, false));

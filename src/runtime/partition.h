@@ -11,6 +11,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,17 @@ const char* strategy_name(Strategy s);
 Result<Strategy> strategy_from_name(const std::string& name);  // error lists the names
 std::vector<std::string> strategy_names();
 
+// A per-op choice (from a solver's plan): the strategy and GPU share for a splittable matmul
+// with weight [out x in] at n activation rows, or nullopt to use the options' strategy.
+struct OpChoice {
+  Strategy strategy;
+  double gpu_share;
+};
+using Decider = std::function<std::optional<OpChoice>(int64_t out, int64_t in, int64_t n)>;
+
 struct PartitionOptions {
   Strategy strategy = Strategy::kGpuOnly;
+  Decider decider;  // if set, consulted for every splittable matmul first
   double gpu_share = 0.5;  // weight-centric and hybrid: fraction of weight rows on the GPU
   std::vector<int> standard_lengths = {32, 64, 128, 256, 512, 1024};
   std::string gpu = "opencl", npu = "npu";  // device names
@@ -53,6 +63,7 @@ class Partitioner {
 
   const PartitionOptions& options() const { return opt_; }
   int fallbacks() const { return fallbacks_; }  // NPU parts that ran on the GPU instead
+  uint64_t decided() const { return decided_; }  // splittable matmuls the decider chose for
 
  private:
   bool is_standard(int64_t m) const;
@@ -67,12 +78,15 @@ class Partitioner {
                             const std::vector<int>& after, TaskGraph& g, const std::string& label, bool exact_shape);
   std::vector<int> npu_pipe(const devices::OpCall& op, const std::vector<int>& after, TaskGraph& g,
                             const std::string& label);
-  int64_t gpu_rows_of(const devices::OpCall& op) const;  // weight-centric split point
+  int64_t gpu_rows_of(const devices::OpCall& op, double gpu_share) const;  // weight-centric split point
+  std::vector<int> lower_split(const devices::OpCall& op, Strategy s, double gpu_share, const std::vector<int>& after,
+                               TaskGraph& g, const std::string& label);
 
   PartitionOptions opt_;
   PadScratch pad_;
   std::function<bool(const devices::GraphSpec&)> npu_can_run_;
   int fallbacks_ = 0;
+  uint64_t decided_ = 0;
 };
 
 }  // namespace tandem

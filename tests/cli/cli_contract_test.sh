@@ -64,6 +64,10 @@ if "$TANDEM" devices 2>/dev/null | grep -q "^| opencl"; then
   f=$("$TANDEM" run -m "$M" --prompt-ids "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37" -n 6 --ids \
       --devices opencl,npu --strategy hybrid --npu-fault run:2 2>"$WORK/fault.err")
   check "npu run faults keep the tokens" [ "$f" == "$cpu_ids" ]
+  "$TANDEM" plan --soc sd8gen3 -m "$M" --max-len 64 --standard-lengths 32,64 -o "$WORK/hetero-plan.json" >/dev/null
+  pl=$("$TANDEM" run -m "$M" --prompt-ids "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37" -n 6 --ids \
+       --devices opencl,npu --plan "$WORK/hetero-plan.json" --standard-lengths 32,64)
+  check "run --plan keeps the tokens" [ "$pl" == "$cpu_ids" ]
   check "npu run faults warn" grep -q "warning: npu failed" "$WORK/fault.err"
   check "bad fault plan" one_line_error "'run:0'" "$TANDEM" run -m "$M" -p hi --devices opencl,npu --npu-fault run:0
 else
@@ -82,6 +86,9 @@ check "plan --op json strategy" grep -qE '"strategy":"(gpu-only|npu-only|layer|w
 check "profile writes a cost DB" "$TANDEM" profile --soc sd8gen3 -m "$M" --standard-lengths 32,64 -o "$WORK/costdb.json"
 check "plan from the cost DB" bash -c "\"$TANDEM\" plan --costdb \"$WORK/costdb.json\" -m \"$M\" --max-len 80 -o \"$WORK/plan.json\" | grep -q attn_q"
 check "plan json written" grep -q '"format": "tandem-plan-1"' "$WORK/plan.json"
+check "simulate --plan" bash -c "\"$TANDEM\" simulate --soc sd8gen3 -m \"$M\" --prompt 40 --gen 2 --plan \"$WORK/plan.json\" --json | grep -q '\"strategy\":\"plan '"
+check "run --plan needs opencl,npu" one_line_error "needs --devices opencl,npu" "$TANDEM" run -m "$M" -p hi --plan "$WORK/plan.json"
+check "bad plan file" one_line_error "costdb.json: field 'format'" "$TANDEM" simulate --soc sd8gen3 -m "$M" --plan "$WORK/costdb.json"
 check "plan bad op" one_line_error "'4096by4096'" "$TANDEM" plan --soc sd8gen3 --op 4096by4096 --seq 4
 check "simulate unknown soc" one_line_error "sd8gen3" "$TANDEM" simulate --soc sd9000 --model-preset llama3-8b
 check "simulate unknown preset" one_line_error "'llama9'" "$TANDEM" simulate --model-preset llama9

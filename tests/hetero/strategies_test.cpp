@@ -266,6 +266,40 @@ INSTANTIATE_TEST_SUITE_P(All, RunFaults,
                            return n;
                          });
 
+// A solver plan overrides --strategy per matmul: here it sends prefill to the NPU alone and decode
+// to the GPU alone, whatever the options say.
+TEST(Strategies, APlanDecidesEachMatmulAndKeepsTheOutput) {
+  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
+  auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q8_0));
+  ASSERT_TRUE(model);
+  const int n_vocab = model->config().n_vocab;
+  const std::vector<TokenId> prompt{3, 1, 4, 1, 5, 9, 2, 6};
+  HeteroOptions o = small_options(Strategy::kHybrid);
+  int asked = 0;
+  o.partition.decider = [&](int64_t out, int64_t in, int64_t n) -> std::optional<OpChoice> {
+    ++asked;
+    EXPECT_GT(out, 0);
+    EXPECT_GT(in, 0);
+    return OpChoice{n > 1 ? Strategy::kNpuOnly : Strategy::kGpuOnly, n > 1 ? 0.0 : 1.0};
+  };
+  auto h = HeteroForward::create(model, o);
+  ASSERT_TRUE(h.ok());
+  std::vector<float> logits(static_cast<size_t>(n_vocab));
+  ASSERT_TRUE((*h)->eval(prompt, 0, logits.data()).ok());
+  EXPECT_EQ((*h)->last_graph().dump().find(" gpu rows 0:8 w"), std::string::npos) << "no prefill matmul on the GPU";
+  const TokenId next = argmax(logits);
+  ASSERT_TRUE((*h)->eval(std::span(&next, 1), int(prompt.size()), logits.data()).ok());
+  EXPECT_EQ((*h)->last_graph().dump().find(" npu "), std::string::npos) << "no decode matmul on the NPU";
+  EXPECT_EQ(asked, 2 * 7 * 2) << "7 splittable matmuls per layer, 2 layers, 2 chunks";
+
+  auto again = HeteroForward::create(model, o);
+  ASSERT_TRUE(again.ok());
+  auto cpu_only = cpu::CpuForward::create(model, {2, 64, 16});
+  ASSERT_TRUE(cpu_only.ok());
+  EXPECT_EQ(greedy(**again, prompt, 5, n_vocab), greedy(**cpu_only, prompt, 5, n_vocab));
+}
+
 TEST(Strategies, BadFaultPlanIsRefusedWithItsSource) {
   auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q4_0));
   ASSERT_TRUE(model);

@@ -68,6 +68,22 @@ TEST(Simulate, OnlinePrepareChargesGraphBuildsForNonStandardLengthsOnly) {
   EXPECT_GT(odd.prefill_s, odd.runtime_prepare_s) << "the builds are part of the prefill";
 }
 
+TEST(Simulate, ADeciderOverridesTheStrategyPerMatmul) {
+  auto soc = SocModel::load_named("sd8gen3");
+  ASSERT_TRUE(soc.ok());
+  auto model = shape_only_preset("internlm2-1.8b", DType::Q4_0);
+  ASSERT_TRUE(model.ok());
+  SimulateOptions o;
+  o.partition.strategy = Strategy::kHybrid;
+  o.partition.decider = [](int64_t, int64_t, int64_t) { return std::optional<OpChoice>(OpChoice{Strategy::kGpuOnly, 1.0}); };
+  o.prompt = 64;
+  o.gen = 2;
+  auto r = simulate(**model, *soc, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->busy_s.count("npu"), 0u) << "the plan put every matmul on the GPU";
+  EXPECT_EQ(r->npu_graphs, 0u);
+}
+
 TEST(Simulate, BadLengthsAreRefused) {
   auto soc = SocModel::load_named("sd8gen3");
   ASSERT_TRUE(soc.ok());

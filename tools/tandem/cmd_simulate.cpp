@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/gen_model.h"
+#include "planner/plan.h"
 #include "sim/simulate.h"
 #include "tools/tandem/commands.h"
 #include "tools/tandem/session_factory.h"
@@ -15,7 +16,7 @@ namespace tandem::cli {
 Command add_simulate(CLI::App& app) {
   struct Opts {
     std::string soc = "sd8gen3", preset, model;
-    std::string strategy = "hybrid", standard_lengths = "32,64,128,256,512,1024", sync = "fast", trace;
+    std::string strategy = "hybrid", standard_lengths = "32,64,128,256,512,1024", sync = "fast", trace, plan;
     double ratio = 0.5;
     int prompt = 256, gen = 32;
     bool json = false;
@@ -33,6 +34,7 @@ Command add_simulate(CLI::App& app) {
   sub->add_option("--standard-lengths", o->standard_lengths, "NPU static sequence lengths")->capture_default_str();
   sub->add_option("--sync", o->sync, "fast | blocking")->capture_default_str();
   sub->add_option("--trace", o->trace, "write the predicted timeline as a Chrome trace (Perfetto)");
+  sub->add_option("--plan", o->plan, "a plan from `tandem plan -o`: each matmul takes its entry for the actual length");
   sub->add_flag("--json", o->json, "print one JSON object");
   return {sub, [o]() -> Status {
             if (o->preset.empty() && o->model.empty()) return InvalidArgument("simulate: give --model-preset NAME or -m MODEL.gguf");
@@ -46,6 +48,10 @@ Command add_simulate(CLI::App& app) {
             sim::SimulateOptions so;
             TANDEM_ASSIGN_OR_RETURN(so.partition, partition_options(o->strategy, o->ratio, o->standard_lengths));
             TANDEM_ASSIGN_OR_RETURN(so.sync, sync_mode_from_name(o->sync));
+            if (!o->plan.empty()) {
+              TANDEM_ASSIGN_OR_RETURN(planner::Plan plan, planner::Plan::load(o->plan));
+              so.partition.decider = planner::decider_from_plan(std::make_shared<const planner::Plan>(std::move(plan)));
+            }
             so.prompt = o->prompt;
             so.gen = o->gen;
             so.trace = o->trace;
@@ -56,7 +62,7 @@ Command add_simulate(CLI::App& app) {
               for (const auto& [u, s] : r.busy_s) busy[u] = s;
               nlohmann::json j = {{"soc", soc.name},
                                   {"model", model_name},
-                                  {"strategy", o->strategy},
+                                  {"strategy", o->plan.empty() ? o->strategy : "plan " + o->plan},
                                   {"sync", o->sync},
                                   {"prompt", o->prompt},
                                   {"gen", o->gen},

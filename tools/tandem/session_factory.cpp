@@ -6,6 +6,7 @@
 #include "devices/cpu/cpu_forward.h"
 #include "devices/registry.h"
 #include "runtime/graph_forward.h"
+#include "planner/plan.h"
 #include "runtime/hetero_forward.h"
 
 namespace tandem::cli {
@@ -18,6 +19,7 @@ void DeviceOptions::add_to(CLI::App* sub) {
   sub->add_option("--standard-lengths", standard_lengths, "NPU static sequence lengths")->capture_default_str();
   sub->add_option("--sync", sync, "how device workers wait for kernels: fast (predicted sleep + flag polling) | blocking")
       ->capture_default_str();
+  sub->add_option("--plan", plan, "with opencl,npu: a plan from `tandem plan -o` (per matmul and length)");
   sub->add_option("--npu-fault", npu_fault,
                   "inject NPU faults to drill the fallback: prepare | run | run:N (every Nth kernel); "
                   "also TANDEM_NPU_FAULT");
@@ -60,6 +62,9 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
                                               int context, int max_batch) {
   std::vector<std::string> names = split(d.devices);
   std::sort(names.begin(), names.end());
+  if (!d.plan.empty() && names != std::vector<std::string>{"npu", "opencl"}) {
+    return InvalidArgument("--plan: '" + d.plan + "' needs --devices opencl,npu");
+  }
   if (!d.npu_fault.empty() && names != std::vector<std::string>{"npu", "opencl"}) {
     return InvalidArgument("--npu-fault: '" + d.npu_fault + "' needs --devices opencl,npu (the NPU's parts fall back to the GPU)");
   }
@@ -77,6 +82,10 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
   }
   HeteroOptions o;
   TANDEM_ASSIGN_OR_RETURN(o.partition, partition_options(d.strategy, d.ratio, d.standard_lengths));
+  if (!d.plan.empty()) {
+    TANDEM_ASSIGN_OR_RETURN(planner::Plan plan, planner::Plan::load(d.plan));
+    o.partition.decider = planner::decider_from_plan(std::make_shared<const planner::Plan>(std::move(plan)));
+  }
   TANDEM_ASSIGN_OR_RETURN(o.sync, sync_mode_from_name(d.sync));
   o.npu_fault = d.npu_fault;
   o.context = context;

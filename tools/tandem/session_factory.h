@@ -21,6 +21,7 @@ struct DeviceOptions {
   std::string trace;  // Chrome trace output path (multi-device runs)
   std::string sync = "fast";
   std::string npu_fault;  // injected NPU faults: prepare | run | run:N (else TANDEM_NPU_FAULT)
+  std::string plan;       // a solver plan (JSON); its entries override --strategy per matmul
 
   void add_to(CLI::App* sub);
   bool several() const { return devices.find(',') != std::string::npos; }  // a strategy applies
