@@ -42,10 +42,10 @@ std::optional<int64_t> PerfModels::npu_graph_length(int64_t out, int64_t in, int
 }
 
 std::optional<double> PerfModels::npu(int64_t out, int64_t in, int64_t n) const {
-  auto it = npu_.find({out, in});
-  if (it == npu_.end()) return std::nullopt;
-  for (const auto& [len, t] : it->second)
-    if (len >= n) return t;
+  const std::optional<int64_t> graph = npu_graph_length(out, in, n);
+  if (!graph) return std::nullopt;
+  for (const auto& [len, t] : npu_.at({out, in}))
+    if (len == *graph) return t;
   return std::nullopt;
 }
 

@@ -15,11 +15,7 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   const int context = o.context > 0 ? o.context : std::min(c.context_length, 4096);
   const int max_batch = std::max(1, std::min(o.max_batch, context));
   // Slots hold the chunk padded up to the next standard length, so padding happens in place.
-  int slot_rows = 0;  // the smallest standard length >= max_batch, if any
-  for (int L : o.partition.standard_lengths)
-    if (L >= max_batch && (slot_rows == 0 || L < slot_rows)) slot_rows = L;
-  slot_rows = std::max(slot_rows, max_batch);
-  graph::BufferPlan plan(h->memory_, c, max_batch, context, slot_rows);
+  graph::BufferPlan plan(h->memory_, c, max_batch, context, slot_rows_for(max_batch, o.partition.standard_lengths));
   // Staging for padded NPU runs: the largest standard length by the widest row.
   const int64_t pad_rows = o.partition.standard_lengths.empty()
                                ? 1 : *std::max_element(o.partition.standard_lengths.begin(), o.partition.standard_lengths.end());

@@ -62,6 +62,13 @@ Result<Strategy> strategy_from_name(const std::string& name) {
   return InvalidArgument("--strategy: '" + name + "' is not a strategy (" + all + ")");
 }
 
+int slot_rows_for(int max_batch, const std::vector<int>& standard_lengths) {
+  int rows = 0;
+  for (int L : standard_lengths)
+    if (L >= max_batch && (rows == 0 || L < rows)) rows = L;
+  return std::max(rows, max_batch);
+}
+
 Partitioner::Partitioner(PartitionOptions options, PadScratch pad, std::function<bool(const GraphSpec&)> npu_can_run)
     : opt_(std::move(options)), pad_(pad), npu_can_run_(std::move(npu_can_run)) {
   std::sort(opt_.standard_lengths.begin(), opt_.standard_lengths.end());

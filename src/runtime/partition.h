@@ -50,6 +50,10 @@ struct PadScratch {
   int64_t max_rows = 0, max_cols = 0;
 };
 
+// Rows an activation slot holds so a chunk of max_batch rows can be padded in place: the smallest
+// standard length >= max_batch, or max_batch when none is.
+int slot_rows_for(int max_batch, const std::vector<int>& standard_lengths);
+
 class Partitioner {
  public:
   // npu_can_run(spec) prepares (or finds) the NPU graph for spec; false makes that part fall

@@ -1,7 +1,6 @@
 #include "runtime/real_driver.h"
 
 #include <cstdio>
-#include <sstream>
 
 #include "runtime/trace/chrome_trace.h"
 
@@ -73,25 +72,12 @@ void RealDriver::worker_loop(Worker& w) {
   }
 }
 
-namespace {
-
-// Kernels of one shape on one device take about the same time in every layer: the key leaves out
-// the layer (the weight's name) and keeps what sets the cost.
-std::string shape_key(const Task& t, const std::string& device) {
-  const devices::OpCall& c = *t.call;
-  std::ostringstream k;
-  k << device << ':' << devices::op_kind_name(c.kind) << ':' << c.out.rows << 'x' << c.out.cols;
-  if (c.weight) k << ':' << (c.row_end - c.row_begin) << 'x' << c.weight->cols;
-  return k.str();
-}
-
-}  // namespace
 
 Status RealDriver::wait_for(devices::Completion& c, const Task& t, const std::string& device) {
   if (sync_ == SyncMode::kBlocking) return c.wait();
   // Fast sync: the completion flag is polled, after sleeping through most of the predicted time.
   using clock = std::chrono::steady_clock;
-  const std::string key = shape_key(t, device);
+  const std::string key = task_shape_key(t, device);
   const int64_t predicted = predictor_.predict(key).value_or(0);
   const auto start = clock::now();
   auto elapsed_ns = [&] { return std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start).count(); };

@@ -27,6 +27,10 @@ struct Task {
   std::string label;                    // for traces and dumps: "blk.3.attn_q npu rows 0:256"
 };
 
+// What predicts a kernel's duration: the unit and the op's shape, not its layer (every decoder
+// layer runs the same shapes). The fast-sync predictors of both drivers key on it.
+std::string task_shape_key(const Task& t, const std::string& unit);
+
 class TaskGraph {
  public:
   int add(Task t);  // assigns the id; deps must name earlier tasks

@@ -3,24 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <sstream>
 
 namespace tandem::sim {
 
 namespace {
 
 int64_t to_ns(double s) { return int64_t(std::llround(s * 1e9)); }
-
-std::string shape_key(const Task& t, Unit u) {
-  std::ostringstream k;
-  k << unit_name(u);
-  if (t.call) {
-    const devices::OpCall& c = *t.call;
-    k << ':' << devices::op_kind_name(c.kind) << ':' << c.out.rows << 'x' << c.out.cols;
-    if (c.weight) k << ':' << (c.row_end - c.row_begin) << 'x' << c.weight->cols;
-  }
-  return k.str();
-}
 
 }  // namespace
 
@@ -58,7 +46,7 @@ double SimDriver::handoff_delay(const Task& producer, Unit pu, double start, dou
   const int64_t actual = to_ns(end - start + soc_.sync.flag_write_s);
   sync::ReplayResult r;
   if (sync_ == SyncMode::kFast) {
-    const std::string key = shape_key(producer, pu);
+    const std::string key = task_shape_key(producer, unit_name(pu));
     const int64_t predicted = int64_t(predictor_.predict(key).value_or(0));
     r = sync::replay_fast_wait(fast_params_, predicted, actual, c);
     predictor_.observe(key, actual);

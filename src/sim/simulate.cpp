@@ -19,13 +19,7 @@ Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const S
   // The same buffers a real run lays out (addresses only), one prefill chunk for the prompt.
   MemoryPool pool;
   const int context = o.prompt + o.gen;
-  int slot_rows = o.prompt;
-  for (int L : lengths)
-    if (L >= o.prompt) {
-      slot_rows = L;
-      break;
-    }
-  graph::BufferPlan plan(pool, c, o.prompt, context, slot_rows);
+  graph::BufferPlan plan(pool, c, o.prompt, context, slot_rows_for(o.prompt, lengths));
   const int64_t pad_rows = lengths.empty() ? 1 : lengths.back();
   const int64_t pad_cols = std::max(c.dim, c.ffn_dim);
   const size_t pad_x = pool.reserve("npu padding in", size_t(pad_rows * pad_cols) * 4, c.n_layers);
