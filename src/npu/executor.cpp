@@ -64,7 +64,9 @@ std::string ExecReport::summary() const {
   return o.str();
 }
 
-Executor::Executor(const TargetModel& t) : t_(t), cost_(t), tcm_(t.tcm.bytes, 0) {}
+// The TCM image is allocated on the first functional run: timing-only runs (the simulator and
+// the profiler time thousands of programs) never touch it.
+Executor::Executor(const TargetModel& t) : t_(t), cost_(t) {}
 
 void Executor::bind(uint32_t id, void* data, size_t bytes) {
   if (bindings_.size() <= id) bindings_.resize(id + 1);
@@ -193,6 +195,7 @@ void Executor::exec_functional(const Program& p, const Instr& in) {
 Result<ExecReport> Executor::run(const Program& p, const ExecOptions& opt) {
   TANDEM_RETURN_IF_ERROR(verify(p, t_));
   if (opt.functional) {
+    if (tcm_.empty()) tcm_.assign(t_.tcm.bytes, 0);
     // Every buffer a DMA touches must be bound, large enough, and writable if stored to.
     std::vector<uint8_t> used(p.buffers.size(), 0);
     for (const auto& in : p.code) {

@@ -49,7 +49,10 @@ class Executor {
   // verify()s the program first; a Status if it is invalid or a needed buffer is unbound/small.
   Result<ExecReport> run(const Program& p, const ExecOptions& opt = {});
 
-  std::vector<uint8_t>& tcm() { return tcm_; }
+  std::vector<uint8_t>& tcm() {  // the TCM image (allocated here if no functional run did yet)
+    if (tcm_.empty()) tcm_.assign(t_.tcm.bytes, 0);
+    return tcm_;
+  }
   const CostModel& cost() const { return cost_; }
 
  private:

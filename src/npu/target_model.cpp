@@ -1,5 +1,7 @@
 #include "npu/target_model.h"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -132,6 +134,25 @@ double TargetModel::peak_fp16_flops() const {
 
 double TargetModel::dma_bytes_per_s() const {
   return std::min(dma.bandwidth_bytes_per_s, ddr_single_processor_bytes_per_s);
+}
+
+std::string TargetModel::fingerprint() const {
+  std::string f = name;
+  auto add = [&](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "|%.17g", v);
+    f += buf;
+  };
+  for (double v : {double(matrix.tile_dim), double(matrix.arrays), matrix.clock_hz, matrix.stream_rows_per_cycle,
+                   matrix.stationary_load_bytes_per_cycle, matrix.pipeline_fill_drain_cycles, double(tcm.bytes),
+                   double(tcm.alignment_bytes), double(dma.channels), dma.bandwidth_bytes_per_s, dma.setup_cycles,
+                   dma.row_cycles, ddr_single_processor_bytes_per_s, double(vector.width_bits), double(vector.units),
+                   vector.startup_cycles, issue.dma_cycles, issue.mma_cycles, issue.vec_cycles, issue.sync_cycles,
+                   issue.signal_latency_cycles, prepare.fixed_s, prepare.per_byte_s, power.matrix_pj_per_flop,
+                   power.vector_pj_per_lane_op, power.dma_pj_per_byte, power.static_w})
+    add(v);
+  for (double v : vector.op_cycles_per_vector) add(v);
+  return f;
 }
 
 }  // namespace tandem::npu

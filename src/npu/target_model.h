@@ -83,6 +83,10 @@ struct TargetModel {
   // Every field path the JSON must contain ("matrix.tile_dim", ...).
   static const std::vector<std::string>& required_fields();
 
+  // Every number of the model in one string: equal fingerprints time every program the same
+  // (caches of timings key on it, so an edited model never hits a stale entry).
+  std::string fingerprint() const;
+
   // --- derived queries ---
   uint32_t tile_elems() const { return uint32_t(matrix.tile_dim) * uint32_t(matrix.tile_dim); }
   uint32_t tile_row_bytes() const { return uint32_t(matrix.tile_dim) * 2; }

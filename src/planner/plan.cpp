@@ -170,7 +170,10 @@ Result<Plan> build_plan(const PerfModels& perf, const CostDb& db, const std::vec
     for (int64_t n = 1; n <= max_len; ++n) {
       TANDEM_ASSIGN_OR_RETURN(Decision d, decide(perf, db, s.out, s.in, n, sync));
       PlanRange* last = op.ranges.empty() ? nullptr : &op.ranges.back();
-      if (last && last->strategy == d.best.strategy && last->gpu_share == d.best.gpu_share) {
+      // Only weight-centric and hybrid split by gpu_share; for the others it is a by-product of
+      // the length (activation-centric's remainder), so equal strategies make one range.
+      const bool share_matters = d.best.strategy == Strategy::kWeightCentric || d.best.strategy == Strategy::kHybrid;
+      if (last && last->strategy == d.best.strategy && (!share_matters || last->gpu_share == d.best.gpu_share)) {
         last->n_max = n;
         continue;
       }

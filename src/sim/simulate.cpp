@@ -29,6 +29,7 @@ Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const S
   const graph::Buffers b = plan.bind(pool);
 
   SimDriver driver(soc, o.sync);
+  driver.costs().set_npu_order(o.npu_order);
   SimulateResult r;
   // NPU graphs: standard lengths (and the decode graph) are built offline, before the request;
   // any other length at run time, charged to the NPU before the chunk that needs it.

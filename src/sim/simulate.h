@@ -18,6 +18,8 @@ namespace tandem::sim {
 struct SimulateOptions {
   PartitionOptions partition;  // strategy, gpu_share, standard lengths
   SyncMode sync = SyncMode::kFast;
+  // kNaive: NPU matmuls without the order exchange (SEEDS NPU-2), the ablation's first step.
+  npu::oplib::MatmulOrder npu_order = npu::oplib::MatmulOrder::kExchanged;
   int prompt = 256;
   int gen = 32;
   std::string trace;  // Chrome trace path, or empty

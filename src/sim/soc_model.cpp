@@ -62,6 +62,7 @@ Result<SocModel> parse(const json& root, const std::string& file, const std::str
   SourcedJsonReader r(root, file);
   SocModel s;
   s.file = file;
+  s.npu_dir = npu_dir;
   s.name = r.string("name");
   s.description = r.string("description");
   const std::string target = r.string("npu_target");
@@ -79,6 +80,9 @@ Result<SocModel> parse(const json& root, const std::string& file, const std::str
   s.npu.submit_s = r.number("npu.submit_s");
   s.npu.blocking_wait_s = r.number("npu.blocking_wait_s");
   s.npu.idle_w = r.number("npu.idle_w", false, true);
+  s.npu.calibration.stack_factor = r.number("npu.stack_factor");
+  s.npu.calibration.shape_exponent = r.number("npu.shape_exponent", false, true);
+  s.npu.calibration.source = r.source_of("npu.stack_factor");
   s.dram.theoretical_bytes_per_s = r.number("dram.theoretical_bytes_per_s");
   s.dram.achievable_bytes_per_s = r.number("dram.achievable_bytes_per_s");
   s.dram.pj_per_byte = r.number("dram.pj_per_byte");
@@ -89,6 +93,7 @@ Result<SocModel> parse(const json& root, const std::string& file, const std::str
   s.host.active_w = r.number("host.active_w");
   s.host.idle_w = r.number("host.idle_w", false, true);
   s.profile_source = r.string("profile_points.source");
+  s.profile_npu_target = r.string("profile_points.npu_target");
   const json* points = r.array("profile_points.points");
   r.check_unknown();
   if (!r.status().ok()) return r.status();
@@ -129,6 +134,7 @@ Result<SocModel> parse(const json& root, const std::string& file, const std::str
   auto t = npu::TargetModel::load(target_path);
   if (!t.ok()) return InvalidArgument(file + ": field 'npu_target' ('" + target + "'): " + t.status().message());
   s.npu_target = std::move(*t);
+
   return s;
 }
 
@@ -163,6 +169,20 @@ std::vector<std::string> SocModel::names() {
     if (e.path().extension() == ".json") out.push_back(e.path().stem().string());
   std::sort(out.begin(), out.end());
   return out;
+}
+
+Result<NpuCalibration> SocModel::fit_npu_calibration() const {
+  npu::TargetModel measured_on = npu_target;
+  if (profile_npu_target != npu_target.name) {
+    auto m = npu::TargetModel::load(npu_dir + "/" + profile_npu_target + ".json");
+    if (!m.ok()) {
+      return InvalidArgument(file + ": field 'profile_points.npu_target' ('" + profile_npu_target + "'): " + m.status().message());
+    }
+    measured_on = std::move(*m);
+  }
+  auto cal = sim::fit_npu_calibration(profile_points, measured_on);
+  if (!cal.ok()) return InvalidArgument(file + ": " + cal.status().message());
+  return cal;
 }
 
 Result<SocModel> SocModel::load_named(const std::string& name) {

@@ -2,7 +2,9 @@
 // the same one the npu device runs), DRAM shared by both, synchronization costs and power. Every
 // number carries its source (core/sourced_json.h). The GPU's matmul latency model is not a number
 // in the file but a fit to the file's profile points (SEEDS Table 3 inputs), so it is calibrated
-// from characterization data, never tuned to an end-to-end result.
+// from characterization data, never tuned to an end-to-end result. The NPU's matmul times are the
+// target model's, scaled by a calibration fitted to the same points (sim/npu_calibration.h; the
+// fit is written into the file because timing the points takes a second).
 #pragma once
 
 #include <string>
@@ -10,6 +12,7 @@
 
 #include "core/status.h"
 #include "npu/target_model.h"
+#include "sim/npu_calibration.h"
 
 namespace tandem::sim {
 
@@ -35,6 +38,7 @@ Result<GpuLatencyModel> fit_gpu_latency(const std::vector<ProfilePoint>& points)
 
 struct SocModel {
   std::string name, description, file;
+  std::string npu_dir;  // where npu_target files are
   npu::TargetModel npu_target;
 
   struct Gpu {
@@ -49,6 +53,10 @@ struct SocModel {
   } gpu;
   struct Npu {
     double dram_cap_bytes_per_s = 0, submit_s = 0, blocking_wait_s = 0, idle_w = 0;
+    // The vendor stack's efficiency and shape penalty (npu.stack_factor, npu.shape_exponent):
+    // fitted to the NPU profile points timed on the target they were measured on
+    // (profile_points.npu_target) and written into the file; a test refits and compares.
+    NpuCalibration calibration;
   } npu;
   struct Dram {
     double theoretical_bytes_per_s = 0, achievable_bytes_per_s = 0, pj_per_byte = 0;
@@ -61,6 +69,7 @@ struct SocModel {
   } host;
   std::vector<ProfilePoint> profile_points;
   std::string profile_source;
+  std::string profile_npu_target;  // the NPU the profile points were measured on
 
   // npu_dir: where "npu_target" names a file (<npu_dir>/<name>.json).
   static Result<SocModel> from_json_text(std::string_view text, const std::string& file, const std::string& npu_dir);
@@ -69,6 +78,8 @@ struct SocModel {
   static Result<SocModel> load_named(const std::string& name);
   static std::vector<std::string> names();
   static std::string data_dir();
+  // Refits the NPU calibration from the profile points (times each on profile_npu_target).
+  Result<NpuCalibration> fit_npu_calibration() const;
 };
 
 }  // namespace tandem::sim

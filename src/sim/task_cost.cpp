@@ -1,6 +1,7 @@
 #include "sim/task_cost.h"
 
 #include <algorithm>
+#include <mutex>
 
 #include "npu/executor.h"
 #include "npu/oplib/elementwise.h"
@@ -78,11 +79,58 @@ void TaskCostModel::traffic(const OpCall& c, double* bytes, double* flops) {
   *flops = 0;
 }
 
+namespace {
+
+// Raw target-model timings shared by every TaskCostModel of the process: lowering and timing a
+// big matmul takes tens of ms, and a report simulates the same shapes many times over.
+struct SharedNpuTimings {
+  std::mutex mu;
+  std::map<std::string, TaskCost> by_key;  // target fingerprint | order | graph key
+};
+SharedNpuTimings& shared_npu_timings() {
+  static SharedNpuTimings s;
+  return s;
+}
+
+}  // namespace
+
 Result<TaskCost> TaskCostModel::npu_cost(const OpCall& c) {
   const devices::GraphSpec spec = devices::GraphSpec::of(c);
   const std::string key = spec.key() + ":" + (c.weight ? std::string(dtype_name(c.weight->type)) : std::string("-")) +
                           ":" + std::to_string(c.weight ? c.weight->cols : 0);
   if (auto it = npu_cache_.find(key); it != npu_cache_.end()) return it->second;
+  const npu::TargetModel& t = soc_.npu_target;
+  if (target_fingerprint_.empty()) target_fingerprint_ = t.fingerprint();
+  const std::string shared_key =
+      target_fingerprint_ + "|" + (npu_order_ == npu::oplib::MatmulOrder::kNaive ? "naive" : "exchanged") + "|" + key;
+  TaskCost raw;
+  bool have_raw = false;
+  {
+    SharedNpuTimings& shared = shared_npu_timings();
+    std::lock_guard<std::mutex> lock(shared.mu);
+    if (auto it = shared.by_key.find(shared_key); it != shared.by_key.end()) {
+      raw = it->second;
+      have_raw = true;
+    }
+  }
+  if (!have_raw) {
+    TANDEM_ASSIGN_OR_RETURN(raw, npu_raw_cost(c));
+    SharedNpuTimings& shared = shared_npu_timings();
+    std::lock_guard<std::mutex> lock(shared.mu);
+    shared.by_key.emplace(shared_key, raw);
+  }
+  TaskCost cost = raw;
+  if (c.kind == OpKind::kMatmul) {
+    // The vendor stack's extra time runs the NPU island at its static power.
+    const double scaled = raw.seconds * soc_.npu.calibration.factor(c.row_end - c.row_begin, c.weight->cols);
+    cost.npu_energy_j += (scaled - raw.seconds) * t.power.static_w;
+    cost.seconds = scaled;
+  }
+  npu_cache_.emplace(key, cost);
+  return cost;
+}
+
+Result<TaskCost> TaskCostModel::npu_raw_cost(const OpCall& c) {
   const npu::TargetModel& t = soc_.npu_target;
   npu::Program program;
   if (c.kind == OpKind::kMatmul) {
@@ -91,6 +139,7 @@ Result<TaskCost> TaskCostModel::npu_cost(const OpCall& c) {
     s.in = uint32_t(c.weight->cols);
     s.out = uint32_t(c.row_end - c.row_begin);
     s.wtype = c.weight->type;
+    s.order = npu_order_;
     TANDEM_ASSIGN_OR_RETURN(program, npu::oplib::lower_matmul(s, t));
   } else if (c.kind == OpKind::kRmsNorm || c.kind == OpKind::kSwiglu || c.kind == OpKind::kAdd) {
     const npu::oplib::EltOp op = c.kind == OpKind::kRmsNorm ? npu::oplib::EltOp::kRmsNorm
@@ -108,7 +157,6 @@ Result<TaskCost> TaskCostModel::npu_cost(const OpCall& c) {
   cost.dram_bytes = double(r.dma_bytes_in + r.dma_bytes_out);
   cost.flops = r.flops;
   cost.npu_energy_j = r.energy_j;
-  npu_cache_.emplace(key, cost);
   return cost;
 }
 
@@ -126,8 +174,11 @@ Result<TaskCost> TaskCostModel::cost(const Task& task, Unit unit) {
   switch (unit) {
     case Unit::kGpu: {
       const auto& g = soc_.gpu;
+      // A profile point times one kernel alone, launch to clFinish: the fit's fixed term (~0.28 ms
+      // on the 8 Gen 3) is that round trip (SEEDS GPU-2: clFinish ~0.4 ms). In a queue of kernels
+      // each pays only its launch; the wait for the GPU is charged by the sync protocol.
       c.seconds = call.kind == OpKind::kMatmul
-                      ? g.matmul.seconds(bytes, flops)
+                      ? g.kernel_fixed_s + bytes * g.matmul.s_per_byte + flops * g.matmul.s_per_flop
                       : g.kernel_fixed_s + bytes / g.dram_cap_bytes_per_s + flops / g.achieved_flops;
       c.dram_bytes = bytes;
       c.flops = flops;

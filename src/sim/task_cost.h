@@ -4,17 +4,22 @@
 //
 // On the phone activations and the KV cache are fp16 (W4A16), so byte counts use 2-byte
 // activations whatever the host buffers hold; weights count in their stored type.
-//   GPU matmul       the SoC's fitted latency model (fixed + bytes + FLOPs, SEEDS GPU-1)
+//   GPU matmul       kernel_fixed_s + the SoC's fitted latency model's byte and FLOP terms (SEEDS
+//                    GPU-1); the fit's fixed term is the isolated kernel's clFinish round trip
+//                    (GPU-2), which a queued kernel does not pay
 //   GPU other ops    kernel_fixed_s + bytes / GPU DRAM cap + FLOPs / achieved FLOPS
-//   NPU matmul and   the npu::TargetModel cost model: the operator library's program for that
-//   rmsnorm/swiglu/  static shape, timed by the Executor (the npu device reports the same time)
-//   add
+//   NPU matmul       the npu::TargetModel cost model (the operator library's program for that
+//                    static shape, timed by the Executor, as the npu device reports it) scaled by
+//                    the SoC's NPU calibration (stack efficiency, NPU-3 shape penalty)
+//   NPU rmsnorm/     the target model alone (the profile points measure matmuls only)
+//   swiglu/add
 //   host steps       bytes / the host's memcpy bandwidth
 #pragma once
 
 #include <map>
 #include <string>
 
+#include "npu/oplib/matmul.h"
 #include "runtime/task_graph.h"
 #include "sim/soc_model.h"
 
@@ -35,6 +40,8 @@ struct TaskCost {
 class TaskCostModel {
  public:
   explicit TaskCostModel(const SocModel& soc) : soc_(soc) {}
+  // kNaive: matmuls without the order exchange (SEEDS NPU-2), for the ablation's "naive NPU".
+  void set_npu_order(npu::oplib::MatmulOrder order) { npu_order_ = order; npu_cache_.clear(); }
   // Errors name the task when the unit cannot run its op (rope on the NPU, ...).
   Result<TaskCost> cost(const Task& task, Unit unit);
   // Bytes and FLOPs of an op at fp16 activations (shared by every unit).
@@ -42,8 +49,11 @@ class TaskCostModel {
   size_t npu_programs_timed() const { return npu_cache_.size(); }
 
  private:
-  Result<TaskCost> npu_cost(const devices::OpCall& call);
+  Result<TaskCost> npu_cost(const devices::OpCall& call);      // calibrated, cached
+  Result<TaskCost> npu_raw_cost(const devices::OpCall& call);  // the target model alone
   const SocModel& soc_;
+  npu::oplib::MatmulOrder npu_order_ = npu::oplib::MatmulOrder::kExchanged;
+  std::string target_fingerprint_;
   std::map<std::string, TaskCost> npu_cache_;  // by static shape: timing a program is not free
 };
 

@@ -39,6 +39,38 @@ TEST(SocModel, BothShippedSocsLoad) {
   EXPECT_NE(missing.status().message().find("sd8gen3"), std::string::npos) << "the error lists the SoCs";
 }
 
+// The calibration numbers in the files are the fit, not hand-picked: refitting from the profile
+// points against the target model gives them back; the fit explains the points within ~25%; and
+// the NPU-3 direction holds (a weight wider than tall is slower per FLOP).
+TEST(SocModel, NpuCalibrationMatchesTheProfilePoints) {
+  for (const std::string& name : SocModel::names()) {
+    auto s = SocModel::load_named(name);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    auto fit = s->fit_npu_calibration();
+    ASSERT_TRUE(fit.ok()) << fit.status().message();
+    EXPECT_NEAR(fit->stack_factor / s->npu.calibration.stack_factor, 1.0, 0.01) << name << ": refit and write the new value";
+    EXPECT_NEAR(fit->shape_exponent, s->npu.calibration.shape_exponent, 0.01) << name;
+    ASSERT_EQ(fit->residuals.size(), s->profile_points.size());
+    for (const auto& r : fit->residuals) {
+      EXPECT_NEAR(r.calibrated_s / r.measured_s, 1.0, 0.25) << r.out << "x" << r.in << " n=" << r.n;
+      EXPECT_DOUBLE_EQ(r.calibrated_s, r.model_s * fit->factor(r.out, r.in));
+    }
+    EXPECT_LT(fit->rms_log_error(), 0.15);
+    EXPECT_GT(fit->shape_exponent, 0.5) << "SEEDS NPU-3: FFN-down is much slower than its FLOPs say";
+    EXPECT_DOUBLE_EQ(fit->factor(28672, 4096), fit->stack_factor) << "taller than wide: no shape penalty";
+  }
+}
+
+TEST(SocModel, NpuCalibrationNeedsAnNpuTargetItCanLoad) {
+  auto s = SocModel::load_named("sd8elite");
+  ASSERT_TRUE(s.ok());
+  s->profile_npu_target = "hexagon-v1";
+  auto fit = s->fit_npu_calibration();
+  ASSERT_FALSE(fit.ok());
+  EXPECT_NE(fit.status().message().find("profile_points.npu_target"), std::string::npos) << fit.status().message();
+  EXPECT_NE(fit.status().message().find("hexagon-v1"), std::string::npos);
+}
+
 TEST(SocModel, TheGpuFitReproducesItsProfilePointsAndMem1) {
   auto s = SocModel::load_named("sd8gen3");
   ASSERT_TRUE(s.ok());

@@ -217,6 +217,11 @@ Result<Program> lower_matmul(const MatmulSpec& s, const TargetModel& t) {
     pending.active = false;
   };
 
+  // One tile op per (in-tile, n-tile, out-tile) of every slab, plus a few DMA/sync packets per
+  // slab: reserving once keeps lowering big shapes from reallocating (the profiler lowers many).
+  size_t expected = 16;
+  for (const Step& st : steps) expected += size_t(st.rk) * ((st.nbr + T - 1) / T) * st.rj + 3 * channels + 12;
+  prog.code.reserve(expected);
   slab_dma(0, 0);
   uint64_t panel = 0;
   uint32_t yb = 0;

@@ -1,0 +1,65 @@
+#include "sim/npu_calibration.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "npu/executor.h"
+#include "sim/soc_model.h"
+
+namespace tandem::sim {
+
+Result<double> npu_model_seconds(const npu::TargetModel& target, int64_t out, int64_t in, int64_t n,
+                                 npu::oplib::MatmulOrder order) {
+  npu::oplib::MatmulSpec s;
+  s.n = uint32_t(n);
+  s.in = uint32_t(in);
+  s.out = uint32_t(out);
+  s.wtype = DType::Q4_0;
+  s.order = order;
+  TANDEM_ASSIGN_OR_RETURN(npu::Program program, npu::oplib::lower_matmul(s, target));
+  npu::Executor exec(target);
+  npu::ExecOptions timing_only;
+  timing_only.functional = false;
+  TANDEM_ASSIGN_OR_RETURN(npu::ExecReport r, exec.run(program, timing_only));
+  return r.seconds;
+}
+
+double NpuCalibration::factor(int64_t out, int64_t in) const {
+  const double ratio = std::max(1.0, double(in) / double(std::max<int64_t>(1, out)));
+  return stack_factor * std::pow(ratio, shape_exponent);
+}
+
+double NpuCalibration::rms_log_error() const {
+  if (residuals.empty()) return 0;
+  double sum = 0;
+  for (const Residual& r : residuals) sum += std::pow(std::log(r.calibrated_s / r.measured_s), 2);
+  return std::sqrt(sum / double(residuals.size()));
+}
+
+Result<NpuCalibration> fit_npu_calibration(const std::vector<ProfilePoint>& points, const npu::TargetModel& target) {
+  NpuCalibration c;
+  // Linear least squares in (log a, b): log(measured / model) = log a + b * log max(1, in/out).
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const ProfilePoint& p : points) {
+    if (!(p.npu_s > 0)) continue;
+    TANDEM_ASSIGN_OR_RETURN(double model, npu_model_seconds(target, p.out, p.in, p.n));
+    if (!(model > 0)) return Internal("npu calibration: the target model timed a profile point at 0 s");
+    const double x = std::log(std::max(1.0, double(p.in) / double(p.out)));
+    const double y = std::log(p.npu_s / model);
+    n += 1; sx += x; sy += y; sxx += x * x; sxy += x * y;
+    c.residuals.push_back({p.out, p.in, p.n, p.npu_s, model, 0});
+  }
+  if (n == 0) return InvalidArgument("npu calibration: no profile point has an NPU time");
+  const double var = sxx - sx * sx / n;
+  if (var > 1e-12) {
+    c.shape_exponent = (sxy - sx * sy / n) / var;
+    c.stack_factor = std::exp((sy - c.shape_exponent * sx) / n);
+  } else {
+    c.stack_factor = std::exp(sy / n);
+  }
+  for (NpuCalibration::Residual& r : c.residuals) r.calibrated_s = r.model_s * c.factor(r.out, r.in);
+  c.source = "fitted to " + std::to_string(c.residuals.size()) + " NPU profile points on " + target.name;
+  return c;
+}
+
+}  // namespace tandem::sim
