@@ -95,9 +95,11 @@ SharedNpuTimings& shared_npu_timings() {
 }  // namespace
 
 Result<TaskCost> TaskCostModel::npu_cost(const OpCall& c) {
-  const devices::GraphSpec spec = devices::GraphSpec::of(c);
-  const std::string key = spec.key() + ":" + (c.weight ? std::string(dtype_name(c.weight->type)) : std::string("-")) +
-                          ":" + std::to_string(c.weight ? c.weight->cols : 0);
+  // By shape, not by weight name: every decoder layer's q projection costs the same.
+  const std::string key = std::string(devices::op_kind_name(c.kind)) + ":" +
+                          (c.weight ? std::string(dtype_name(c.weight->type)) : std::string("-")) + ":" +
+                          std::to_string(c.weight ? c.row_end - c.row_begin : 0) + "x" + std::to_string(c.weight ? c.weight->cols : 0) +
+                          ":m" + std::to_string(c.out.rows) + ":c" + std::to_string(c.out.cols);
   if (auto it = npu_cache_.find(key); it != npu_cache_.end()) return it->second;
   const npu::TargetModel& t = soc_.npu_target;
   if (target_fingerprint_.empty()) target_fingerprint_ = t.fingerprint();

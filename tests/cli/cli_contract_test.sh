@@ -92,6 +92,13 @@ check "bad plan file" one_line_error "costdb.json: field 'format'" "$TANDEM" sim
 check "plan bad op" one_line_error "'4096by4096'" "$TANDEM" plan --soc sd8gen3 --op 4096by4096 --seq 4
 check "simulate unknown soc" one_line_error "sd8gen3" "$TANDEM" simulate --soc sd9000 --model-preset llama3-8b
 check "simulate unknown preset" one_line_error "'llama9'" "$TANDEM" simulate --model-preset llama9
+# report: HeteroInfer's evaluation on a modeled SoC (a small configuration).
+check "report heteroinfer" bash -c "\"$TANDEM\" report heteroinfer -o \"$WORK/rep\" --models internlm2-1.8b --prefill-lengths 32,64 --dynamic-lengths 135 --gen 2 --no-sensitivity | grep -q 'decode internlm2-1.8b'"
+for f in report.md report.json prefill_vs_length.svg dynamic_lengths.svg decode.svg ablation.svg energy.svg; do
+  check "report wrote $f" test -s "$WORK/rep/$f"
+done
+check "report unknown paper" one_line_error "'mlc'" "$TANDEM" report mlc -o "$WORK/rep2"
+check "report bad lengths" one_line_error "--prefill-lengths: '0'" "$TANDEM" report heteroinfer -o "$WORK/rep2" --prefill-lengths 32,0
 
 # errors: non-zero exit, one line, naming the problem.
 check "missing model file" one_line_error "/nonexistent.gguf" "$TANDEM" run -m /nonexistent.gguf -p hi

@@ -25,6 +25,7 @@ Command add_devices(CLI::App& app);
 Command add_simulate(CLI::App& app);
 Command add_profile(CLI::App& app);
 Command add_plan(CLI::App& app);
+Command add_report(CLI::App& app);
 // What `tandem` does with no subcommand: build the default model, generate, bench.
 Status run_default_job();
 

@@ -1,0 +1,49 @@
+// `tandem report heteroinfer`: HeteroInfer's evaluation replayed on a modeled SoC. Every number
+// is a prediction of the simulator (SimDriver over the SoC description, the runtime's own
+// partitioner and the solver's plans) set beside the paper's (report/heteroinfer_paper.h) with
+// the ratio. Sections: calibration residuals, prefill vs length, dynamic lengths, decode, fast
+// sync, the prefill ablation chain, energy, and which inputs drive each headline result (the
+// change of each result when one SoC input moves by 10%).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/status.h"
+
+namespace tandem::report {
+
+struct HeteroInferReportOptions {
+  std::string soc = "sd8gen3";
+  std::string main_model = "llama3-8b";  // prefill, dynamic lengths, sync, ablation, energy
+  std::vector<std::string> decode_models = {"llama3-8b", "llama3.2-3b", "internlm2-1.8b"};
+  std::vector<int> prefill_lengths = {32, 64, 128, 256, 512, 1024};
+  std::vector<int> dynamic_lengths = {135, 300, 525, 1000};
+  int ablation_length = 320;
+  int decode_prompt = 256;
+  int decode_gen = 32;
+  bool sensitivity = true;
+  // Fraction done and what runs now, for a progress bar.
+  std::function<void(double, const std::string&)> progress;
+};
+
+struct ReportFile {
+  std::string name;  // relative to the output folder
+  std::string text;
+};
+
+struct HeteroInferReport {
+  std::string markdown;           // report.md
+  nlohmann::json json;            // report.json: every number of the tables
+  std::vector<ReportFile> files;  // report.md, report.json and the SVG plots
+  std::string headline_table;     // the Markdown table of the headline results (ours vs paper)
+};
+
+Result<HeteroInferReport> build_heteroinfer_report(const HeteroInferReportOptions& options);
+// Creates `dir` if needed; an error names the file that could not be written.
+Status write_report_files(const std::vector<ReportFile>& files, const std::string& dir);
+
+}  // namespace tandem::report
