@@ -10,13 +10,13 @@ namespace tandem::planner {
 
 using nlohmann::json;
 
-void CostDb::add(std::string unit, int64_t out, int64_t in, int64_t n, double seconds) {
-  points.push_back(CostPoint{std::move(unit), out, in, n, seconds});
+void CostDb::add(std::string unit, int64_t out, int64_t in, int64_t n, double seconds, int64_t of) {
+  points.push_back(CostPoint{std::move(unit), out, in, n, seconds, of > 0 ? of : out});
 }
 
 std::string CostDb::to_json() const {
   json pts = json::array();
-  for (const CostPoint& p : points) pts.push_back({{"unit", p.unit}, {"out", p.out}, {"in", p.in}, {"n", p.n}, {"seconds", p.seconds}});
+  for (const CostPoint& p : points) pts.push_back({{"unit", p.unit}, {"out", p.out}, {"of", p.of}, {"in", p.in}, {"n", p.n}, {"seconds", p.seconds}});
   json j = {{"format", "tandem-costdb-1"},
             {"source", source},
             {"weight_type", weight_type},
@@ -73,12 +73,12 @@ Result<CostDb> parse(const json& j, const std::string& file) {
   for (size_t i = 0; i < pts.size(); ++i) {
     const json& p = pts[i];
     const std::string where = "points[" + std::to_string(i) + "]";
-    TANDEM_RETURN_IF_ERROR(need(p.is_object() && p.size() == 5, file, where, p, "{unit, out, in, n, seconds}"));
+    TANDEM_RETURN_IF_ERROR(need(p.is_object() && p.size() == 6, file, where, p, "{unit, out, of, in, n, seconds}"));
     const json& unit = p.contains("unit") ? p["unit"] : json();
     TANDEM_RETURN_IF_ERROR(need(unit == "gpu" || unit == "npu", file, where + ".unit", unit, "\"gpu\" or \"npu\""));
     CostPoint c;
     c.unit = unit.get<std::string>();
-    for (auto [key, dst] : {std::pair{"out", &c.out}, {"in", &c.in}, {"n", &c.n}}) {
+    for (auto [key, dst] : {std::pair{"out", &c.out}, {"of", &c.of}, {"in", &c.in}, {"n", &c.n}}) {
       const json& v = p.contains(key) ? p[key] : json();
       TANDEM_RETURN_IF_ERROR(need(v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= (int64_t(1) << 24), file,
                                   where + "." + key, v, "an integer in 1..16777216"));
@@ -88,6 +88,7 @@ Result<CostDb> parse(const json& j, const std::string& file) {
     TANDEM_RETURN_IF_ERROR(need(s.is_number() && std::isfinite(s.get<double>()) && s.get<double>() > 0, file, where + ".seconds", s,
                                 "a positive number"));
     c.seconds = s.get<double>();
+    TANDEM_RETURN_IF_ERROR(need(c.of >= c.out, file, where + ".of", p["of"], "at least out (the parent weight's rows)"));
     db.points.push_back(c);
   }
   return db;

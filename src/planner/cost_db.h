@@ -13,11 +13,14 @@
 
 namespace tandem::planner {
 
-// One latency: weight [out x in], activation [in x n] on `unit` ("gpu" or "npu").
+// One latency: `out` rows of a weight [of x in] (all of it when out == of), activation [in x n],
+// on `unit` ("gpu" or "npu"). The parent matters: a unit's rate can depend on the whole weight's
+// shape (SEEDS NPU-3), so a 416-row part of a 4096x4096 weight and of a 1024x4096 one differ.
 struct CostPoint {
   std::string unit;
   int64_t out = 0, in = 0, n = 0;
   double seconds = 0;
+  int64_t of = 0;  // the parent weight's rows (>= out)
 };
 
 struct CostDb {
@@ -31,7 +34,8 @@ struct CostDb {
   double prepare_fixed_s = 0, prepare_per_byte_s = 0;  // NPU graph build (online-prepare)
   double profile_seconds = 0;  // how long profiling took (wall clock)
 
-  void add(std::string unit, int64_t out, int64_t in, int64_t n, double seconds);
+  // of: the parent weight's rows (0: the whole weight, of = out).
+  void add(std::string unit, int64_t out, int64_t in, int64_t n, double seconds, int64_t of = 0);
   std::string to_json() const;
   static Result<CostDb> from_json_text(std::string_view text, const std::string& file);
   static Result<CostDb> load(const std::string& path);

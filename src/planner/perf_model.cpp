@@ -5,7 +5,7 @@
 namespace tandem::planner {
 
 PerfModels::PerfModels(const CostDb& db) {
-  for (const CostPoint& p : db.points) (p.unit == "gpu" ? gpu_ : npu_)[{p.out, p.in}].emplace_back(p.n, p.seconds);
+  for (const CostPoint& p : db.points) (p.unit == "gpu" ? gpu_ : npu_)[key(p.out, p.in, p.of)].emplace_back(p.n, p.seconds);
   for (auto* m : {&gpu_, &npu_})
     for (auto& [shape, curve] : *m) {
       std::sort(curve.begin(), curve.end());
@@ -27,30 +27,30 @@ std::optional<double> PerfModels::interpolate(const Curve& c, int64_t n) {
   return std::max(t, std::min(t0, t1) * 0.5);  // never extrapolate below half the fastest neighbour
 }
 
-std::optional<double> PerfModels::gpu(int64_t out, int64_t in, int64_t n) const {
-  auto it = gpu_.find({out, in});
+std::optional<double> PerfModels::gpu(int64_t out, int64_t in, int64_t n, int64_t of) const {
+  auto it = gpu_.find(key(out, in, of));
   if (it == gpu_.end()) return std::nullopt;
   return interpolate(it->second, n);
 }
 
-std::optional<int64_t> PerfModels::npu_graph_length(int64_t out, int64_t in, int64_t n) const {
-  auto it = npu_.find({out, in});
+std::optional<int64_t> PerfModels::npu_graph_length(int64_t out, int64_t in, int64_t n, int64_t of) const {
+  auto it = npu_.find(key(out, in, of));
   if (it == npu_.end()) return std::nullopt;
   for (const auto& [len, t] : it->second)
     if (len >= n) return len;
   return std::nullopt;
 }
 
-std::optional<double> PerfModels::npu(int64_t out, int64_t in, int64_t n) const {
-  const std::optional<int64_t> graph = npu_graph_length(out, in, n);
+std::optional<double> PerfModels::npu(int64_t out, int64_t in, int64_t n, int64_t of) const {
+  const std::optional<int64_t> graph = npu_graph_length(out, in, n, of);
   if (!graph) return std::nullopt;
-  for (const auto& [len, t] : npu_.at({out, in}))
+  for (const auto& [len, t] : npu_.at(key(out, in, of)))
     if (len == *graph) return t;
   return std::nullopt;
 }
 
-std::optional<double> PerfModels::npu_exact(int64_t out, int64_t in, int64_t n) const {
-  auto it = npu_.find({out, in});
+std::optional<double> PerfModels::npu_exact(int64_t out, int64_t in, int64_t n, int64_t of) const {
+  auto it = npu_.find(key(out, in, of));
   if (it == npu_.end()) return std::nullopt;
   return interpolate(it->second, n);
 }
@@ -58,8 +58,8 @@ std::optional<double> PerfModels::npu_exact(int64_t out, int64_t in, int64_t n) 
 std::vector<int64_t> PerfModels::split_rows(int64_t out, int64_t in) const {
   std::vector<int64_t> rows;
   for (const auto& [shape, curve] : npu_) {
-    const auto [o, i] = shape;
-    if (i == in && o < out && gpu_.count({out - o, in})) rows.push_back(o);
+    const auto [of, o, i] = shape;
+    if (of == out && i == in && o < out && gpu_.count(key(out - o, in, out))) rows.push_back(o);
   }
   return rows;
 }

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -17,22 +18,26 @@ class PerfModels {
  public:
   explicit PerfModels(const CostDb& db);
 
-  // nullopt: the shape [out x in] was not profiled on the GPU.
-  std::optional<double> gpu(int64_t out, int64_t in, int64_t n) const;
+  // `out` rows of a weight [of x in] (of <= 0: the whole weight, of = out).
+  // nullopt: that part was not profiled on the GPU.
+  std::optional<double> gpu(int64_t out, int64_t in, int64_t n, int64_t of = 0) const;
   // nullopt: not profiled, or n is longer than every profiled length (no graph holds it).
-  std::optional<double> npu(int64_t out, int64_t in, int64_t n) const;
+  std::optional<double> npu(int64_t out, int64_t in, int64_t n, int64_t of = 0) const;
   // The graph length the NPU runs n rows in (the step), if any.
-  std::optional<int64_t> npu_graph_length(int64_t out, int64_t in, int64_t n) const;
+  std::optional<int64_t> npu_graph_length(int64_t out, int64_t in, int64_t n, int64_t of = 0) const;
   // The NPU at an exact length n (online-prepare builds that graph): interpolated between the
   // profiled lengths around it, since an exact graph does the work of its own size.
-  std::optional<double> npu_exact(int64_t out, int64_t in, int64_t n) const;
-  // Weight-row counts profiled on both units for this `in` and below `out` (weight-centric splits).
+  std::optional<double> npu_exact(int64_t out, int64_t in, int64_t n, int64_t of = 0) const;
+  // NPU row counts of weight [out x in] profiled on the NPU with their complement on the GPU
+  // (weight-centric splits).
   std::vector<int64_t> split_rows(int64_t out, int64_t in) const;
 
  private:
   using Curve = std::vector<std::pair<int64_t, double>>;  // (n, seconds), sorted by n
   static std::optional<double> interpolate(const Curve& c, int64_t n);
-  std::map<std::pair<int64_t, int64_t>, Curve> gpu_, npu_;
+  using Key = std::tuple<int64_t, int64_t, int64_t>;  // (of, out, in)
+  static Key key(int64_t out, int64_t in, int64_t of) { return {of > 0 ? of : out, out, in}; }
+  std::map<Key, Curve> gpu_, npu_;
 };
 
 }  // namespace tandem::planner

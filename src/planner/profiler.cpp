@@ -28,11 +28,13 @@ namespace {
 
 float* fake(uintptr_t slot) { return reinterpret_cast<float*>((uintptr_t(1) << 40) + (slot << 30)); }
 
-Task matmul_task(const Weight& w, int64_t n, const std::string& device) {
+// The first `rows` rows of weight w (all of them by default), as a partitioner cuts a part.
+Task matmul_task(const Weight& w, int64_t n, const std::string& device, int64_t rows = -1) {
+  if (rows < 0) rows = w.rows;
   Task t;
   t.device = device;
-  t.call = devices::OpCall::matmul(&w, 0, w.rows, fake(0), n, w.cols, fake(1), w.rows);
-  t.label = device + " " + std::to_string(w.rows) + "x" + std::to_string(w.cols) + " n=" + std::to_string(n);
+  t.call = devices::OpCall::matmul(&w, 0, rows, fake(0), n, w.cols, fake(1), rows);
+  t.label = device + " " + std::to_string(rows) + "x" + std::to_string(w.cols) + " n=" + std::to_string(n);
   return t;
 }
 
@@ -70,8 +72,9 @@ Result<CostDb> profile_soc(const sim::SocModel& soc, const ProfileSpace& space, 
   for (int L : db.standard_lengths) lengths.push_back(L);
   // The units' sub-shapes: the whole weight and, per ratio, the NPU's rows (whole tiles, >= one
   // tile) and the GPU's complement.
+  // A part keeps its parent weight (the NPU's shape penalty is the parent's); the cost DB records it.
   struct Job {
-    int64_t rows, in;
+    int64_t rows, in, parent_rows;
   };
   std::vector<Job> jobs;
   for (const MatmulShape& s : space.shapes) {
@@ -82,17 +85,17 @@ Result<CostDb> profile_soc(const sim::SocModel& soc, const ProfileSpace& space, 
       rows.insert(npu);
       rows.insert(s.out - npu);
     }
-    for (int64_t r : rows) jobs.push_back(Job{r, s.in});
+    for (int64_t r : rows) jobs.push_back(Job{r, s.in, s.out});
   }
   sim::TaskCostModel costs(soc);
   const size_t total = jobs.size() * lengths.size();
   size_t done = 0;
   for (const Job& j : jobs) {
-    const Weight w{"profiled", space.weight_type, nullptr, j.rows, j.in};
+    const Weight w{"profiled", space.weight_type, nullptr, j.parent_rows, j.in};
     for (int64_t n : lengths) {
       for (auto [unit, device, u] : {std::tuple{"gpu", "opencl", sim::Unit::kGpu}, {"npu", "npu", sim::Unit::kNpu}}) {
-        TANDEM_ASSIGN_OR_RETURN(sim::TaskCost c, costs.cost(matmul_task(w, n, device), u));
-        db.add(unit, j.rows, j.in, n, c.seconds);
+        TANDEM_ASSIGN_OR_RETURN(sim::TaskCost c, costs.cost(matmul_task(w, n, device, j.rows), u));
+        db.add(unit, j.rows, j.in, n, c.seconds, j.parent_rows);
       }
       if (progress) progress(double(++done) / double(total));
     }

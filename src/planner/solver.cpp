@@ -93,15 +93,15 @@ Result<Decision> decide(const PerfModels& perf, const CostDb& db, int64_t out, i
   }
   for (int64_t rows : perf.split_rows(out, in)) {
     const double share = double(out - rows) / double(out);
-    const auto g = perf.gpu(out - rows, in, n);
+    const auto g = perf.gpu(out - rows, in, n, out);
     if (!g) continue;
-    if (auto np = perf.npu(rows, in, n)) {
+    if (auto np = perf.npu(rows, in, n, out)) {
       add(Strategy::kWeightCentric, share, std::max(*g, *np) + t_sync,
           "gpu " + std::to_string(out - rows) + " weight rows " + ms(*g) + " | npu " + std::to_string(rows) + " " + ms(*np) +
               " + sync " + ms(t_sync));
     }
     if (!standard && L > 0) {
-      const auto a = perf.npu(rows, in, L), b = perf.npu(rows, in, n - L);
+      const auto a = perf.npu(rows, in, L, out), b = perf.npu(rows, in, n - L, out);
       if (a && b) {
         add(Strategy::kHybrid, share, std::max(*g, *a + *b) + t_sync,
             "gpu " + std::to_string(out - rows) + " weight rows " + ms(*g) + " | npu " + std::to_string(rows) + " rows: " +

@@ -123,8 +123,11 @@ Result<TaskCost> TaskCostModel::npu_cost(const OpCall& c) {
   }
   TaskCost cost = raw;
   if (c.kind == OpKind::kMatmul) {
-    // The vendor stack's extra time runs the NPU island at its static power.
-    const double scaled = raw.seconds * soc_.npu.calibration.factor(c.row_end - c.row_begin, c.weight->cols);
+    // The shape penalty (NPU-3) is the layer weight's: the profile points time whole weights, and
+    // the paper splits FFN-down by rows to spread that slow shape over both units, so a row part
+    // keeps its weight's per-FLOP rate. The vendor stack's extra time runs the NPU island at its
+    // static power.
+    const double scaled = raw.seconds * soc_.npu.calibration.factor(c.weight->rows, c.weight->cols);
     cost.npu_energy_j += (scaled - raw.seconds) * t.power.static_w;
     cost.seconds = scaled;
   }

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "planner/perf_model.h"
 #include "planner/plan.h"
 
 namespace tandem::planner {
@@ -22,8 +23,8 @@ CostDb small_db() {
   db.prepare_per_byte_s = 1e-9;
   for (int64_t rows : {256, 128})
     for (int64_t n : {1, 32, 64}) {
-      db.add("gpu", rows, 256, n, 1e-6 * double(rows * n) / 32.0 + 2e-6);
-      db.add("npu", rows, 256, n, 3e-6 * double(rows) / 256.0 * (n == 1 ? 1.0 : double(n) / 32.0));
+      db.add("gpu", rows, 256, n, 1e-6 * double(rows * n) / 32.0 + 2e-6, 256);  // parts of a 256-row weight
+      db.add("npu", rows, 256, n, 3e-6 * double(rows) / 256.0 * (n == 1 ? 1.0 : double(n) / 32.0), 256);
     }
   return db;
 }
@@ -99,6 +100,22 @@ TEST(CostDb, RoundTripsAndRefusesBadPoints) {
   bad = CostDb::from_json_text(j.dump(), "cost.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("points[0].seconds"), std::string::npos);
+  j = nlohmann::json::parse(db.to_json());
+  j["points"][0]["of"] = 8;  // a part larger than its parent
+  bad = CostDb::from_json_text(j.dump(), "cost.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("points[0].of"), std::string::npos) << bad.status().message();
+}
+
+// The same part of two parents is two entries: the solver asks for the parent it splits.
+TEST(PerfModels, APartIsLookedUpUnderItsParent) {
+  CostDb db;
+  db.add("npu", 416, 4096, 1, 1e-4, 4096);
+  db.add("npu", 416, 4096, 1, 4e-4, 1024);
+  const PerfModels p(db);
+  EXPECT_EQ(p.npu(416, 4096, 1, 4096), 1e-4);
+  EXPECT_EQ(p.npu(416, 4096, 1, 1024), 4e-4);
+  EXPECT_FALSE(p.npu(416, 4096, 1).has_value()) << "no whole 416-row weight was profiled";
 }
 
 }  // namespace

@@ -20,8 +20,8 @@ CostDb table(double gpu_per_row_n, double npu_graph_s, std::vector<int> lengths 
   const int64_t in = 1024;
   for (int64_t rows : {1024, 512, 512 + 256, 256}) {
     for (int64_t n : {1, 32, 64, 128, 256}) {
-      db.add("gpu", rows, in, n, gpu_per_row_n * double(rows) * double(n) + 20e-6);
-      db.add("npu", rows, in, n, npu_graph_s * double(rows) / 1024.0 * (n == 1 ? 0.5 : double(n) / 32.0));
+      db.add("gpu", rows, in, n, gpu_per_row_n * double(rows) * double(n) + 20e-6, 1024);  // parts of a 1024-row weight
+      db.add("npu", rows, in, n, npu_graph_s * double(rows) / 1024.0 * (n == 1 ? 0.5 : double(n) / 32.0), 1024);
     }
   }
   return db;
@@ -63,8 +63,8 @@ TEST(Solver, BalancedUnitsSplitTheWeight) {
   for (int64_t rows : {1024, 512, 768, 256})
     for (int64_t n : {1, 32, 64, 128, 256}) {
       const double t = 1e-6 * double(rows) * double(std::max<int64_t>(n, 32)) / 32.0;
-      db.add("gpu", rows, 1024, n, t);
-      db.add("npu", rows, 1024, n, t);
+      db.add("gpu", rows, 1024, n, t, 1024);
+      db.add("npu", rows, 1024, n, t, 1024);
     }
   const PerfModels p(db);
   auto d = decide(p, db, 1024, 1024, 128, SyncMode::kFast);
