@@ -55,6 +55,21 @@ Result<double> handoff_seconds(const sim::SocModel& soc, SyncMode mode, const We
 
 }  // namespace
 
+std::vector<ProfileJob> profile_jobs(const ProfileSpace& space, int64_t tile) {
+  std::vector<ProfileJob> jobs;
+  for (const MatmulShape& s : space.shapes) {
+    std::set<int64_t> rows = {s.out};
+    for (double r : space.ratios) {
+      const int64_t npu = int64_t(std::llround(double(s.out) * (1.0 - r) / double(tile))) * tile;
+      if (npu < tile || npu >= s.out) continue;
+      rows.insert(npu);
+      rows.insert(s.out - npu);
+    }
+    for (int64_t r : rows) jobs.push_back(ProfileJob{r, s.in, s.out});
+  }
+  return jobs;
+}
+
 Result<CostDb> profile_soc(const sim::SocModel& soc, const ProfileSpace& space, const std::function<void(double)>& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   if (space.shapes.empty()) return InvalidArgument("profile: no matmul shapes to profile");
@@ -70,27 +85,11 @@ Result<CostDb> profile_soc(const sim::SocModel& soc, const ProfileSpace& space, 
 
   std::vector<int64_t> lengths = {1};
   for (int L : db.standard_lengths) lengths.push_back(L);
-  // The units' sub-shapes: the whole weight and, per ratio, the NPU's rows (whole tiles, >= one
-  // tile) and the GPU's complement.
-  // A part keeps its parent weight (the NPU's shape penalty is the parent's); the cost DB records it.
-  struct Job {
-    int64_t rows, in, parent_rows;
-  };
-  std::vector<Job> jobs;
-  for (const MatmulShape& s : space.shapes) {
-    std::set<int64_t> rows = {s.out};
-    for (double r : space.ratios) {
-      const int64_t npu = int64_t(std::llround(double(s.out) * (1.0 - r) / double(tile))) * tile;
-      if (npu < tile || npu >= s.out) continue;
-      rows.insert(npu);
-      rows.insert(s.out - npu);
-    }
-    for (int64_t r : rows) jobs.push_back(Job{r, s.in, s.out});
-  }
+  const std::vector<ProfileJob> jobs = profile_jobs(space, tile);
   sim::TaskCostModel costs(soc);
   const size_t total = jobs.size() * lengths.size();
   size_t done = 0;
-  for (const Job& j : jobs) {
+  for (const ProfileJob& j : jobs) {
     const Weight w{"profiled", space.weight_type, nullptr, j.parent_rows, j.in};
     for (int64_t n : lengths) {
       for (auto [unit, device, u] : {std::tuple{"gpu", "opencl", sim::Unit::kGpu}, {"npu", "npu", sim::Unit::kNpu}}) {

@@ -29,6 +29,15 @@ struct ProfileSpace {
   DType weight_type = DType::Q4_0;
 };
 
+// One sub-shape to time: the first `rows` rows of a weight [parent_rows x in]. A part keeps its
+// parent (a unit's rate can depend on the whole weight's shape, SEEDS NPU-3).
+struct ProfileJob {
+  int64_t rows = 0, in = 0, parent_rows = 0;
+};
+// The units' sub-shapes: every whole weight and, per ratio, the NPU's rows (whole tiles, at least
+// one tile) and the GPU's complement.
+std::vector<ProfileJob> profile_jobs(const ProfileSpace& space, int64_t tile);
+
 // Every (unit, rows, in, n) the solver can ask for, with the NPU's sub-tensors rounded to whole
 // tiles and never below one tile. progress(f) reports the fraction done.
 Result<CostDb> profile_soc(const sim::SocModel& soc, const ProfileSpace& space,

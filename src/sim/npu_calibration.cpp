@@ -51,12 +51,11 @@ Result<NpuCalibration> fit_npu_calibration(const std::vector<ProfilePoint>& poin
   }
   if (n == 0) return InvalidArgument("npu calibration: no profile point has an NPU time");
   const double var = sxx - sx * sx / n;
-  if (var > 1e-12) {
-    c.shape_exponent = (sxy - sx * sy / n) / var;
-    c.stack_factor = std::exp((sy - c.shape_exponent * sx) / n);
-  } else {
-    c.stack_factor = std::exp(sy / n);
-  }
+  if (var > 1e-12) c.shape_exponent = (sxy - sx * sy / n) / var;
+  // A negative exponent would reward wide weights; NPU-3 only ever penalizes them, so the fit is
+  // constrained to >= 0 (then the stack factor alone is fitted).
+  c.shape_exponent = std::max(0.0, c.shape_exponent);
+  c.stack_factor = std::exp((sy - c.shape_exponent * sx) / n);
   for (NpuCalibration::Residual& r : c.residuals) r.calibrated_s = r.model_s * c.factor(r.out, r.in);
   c.source = "fitted to " + std::to_string(c.residuals.size()) + " NPU profile points on " + target.name;
   return c;

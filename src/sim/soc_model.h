@@ -33,7 +33,8 @@ struct GpuLatencyModel {
   double bytes_per_s() const { return 1.0 / s_per_byte; }
   double flops_per_s() const { return 1.0 / s_per_flop; }
 };
-// Errors if the points do not determine three positive coefficients.
+// Non-negative: the best fit among the models whose terms are all positive (a term may be 0).
+// Errors with fewer than 3 points or when no model with a byte or FLOP term fits.
 Result<GpuLatencyModel> fit_gpu_latency(const std::vector<ProfilePoint>& points);
 
 struct SocModel {

@@ -92,6 +92,13 @@ check "bad plan file" one_line_error "costdb.json: field 'format'" "$TANDEM" sim
 check "plan bad op" one_line_error "'4096by4096'" "$TANDEM" plan --soc sd8gen3 --op 4096by4096 --seq 4
 check "simulate unknown soc" one_line_error "sd8gen3" "$TANDEM" simulate --soc sd9000 --model-preset llama3-8b
 check "simulate unknown preset" one_line_error "'llama9'" "$TANDEM" simulate --model-preset llama9
+# profile on this machine's devices (wall clock) and this machine as a SoC description.
+check "profile --devices" bash -c "\"$TANDEM\" profile --devices opencl,npu -m \"$M\" --standard-lengths 32 --reps 1 -o \"$WORK/hostdb.json\" --soc-out \"$WORK/host.json\" | grep -q 'profiled .* on opencl,npu'"
+check "host soc written" grep -q '"name": "host"' "$WORK/host.json"
+check "host cost db from devices" grep -q '"source": "devices opencl,npu' "$WORK/hostdb.json"
+check "profile --devices needs weights" one_line_error "need weights" "$TANDEM" profile --devices opencl,npu --model-preset llama3-8b -o "$WORK/x.json"
+check "profile --soc-out needs devices" one_line_error "--soc-out: needs --devices" "$TANDEM" profile --soc sd8gen3 -m "$M" -o "$WORK/x.json" --soc-out "$WORK/y.json"
+check "profile --devices names two" one_line_error "must name two devices" "$TANDEM" profile --devices opencl -m "$M" -o "$WORK/x.json"
 # report: HeteroInfer's evaluation on a modeled SoC (a small configuration).
 check "report heteroinfer" bash -c "\"$TANDEM\" report heteroinfer -o \"$WORK/rep\" --models internlm2-1.8b --prefill-lengths 32,64 --dynamic-lengths 135 --gen 2 --no-sensitivity | grep -q 'decode internlm2-1.8b'"
 for f in report.md report.json prefill_vs_length.svg dynamic_lengths.svg decode.svg ablation.svg energy.svg; do

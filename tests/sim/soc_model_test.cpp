@@ -26,12 +26,13 @@ Result<SocModel> parse(const std::string& text) {
 }
 
 TEST(SocModel, BothShippedSocsLoad) {
-  EXPECT_EQ(SocModel::names(), (std::vector<std::string>{"sd8elite", "sd8gen3"}));
+  EXPECT_EQ(SocModel::names(), (std::vector<std::string>{"host", "sd8elite", "sd8gen3"}));
   for (const std::string& name : SocModel::names()) {
     auto s = SocModel::load_named(name);
     ASSERT_TRUE(s.ok()) << s.status().message();
     EXPECT_EQ(s->name, name);
-    EXPECT_EQ(s->profile_points.size(), 6u);
+    EXPECT_GE(s->profile_points.size(), 3u);
+    if (name != "host") EXPECT_EQ(s->profile_points.size(), 6u) << "SEEDS Table 3 inputs";
     EXPECT_GT(s->npu_target.peak_fp16_flops(), 1e12);
   }
   auto missing = SocModel::load_named("sd9000");
@@ -51,6 +52,9 @@ TEST(SocModel, NpuCalibrationMatchesTheProfilePoints) {
     EXPECT_NEAR(fit->stack_factor / s->npu.calibration.stack_factor, 1.0, 0.01) << name << ": refit and write the new value";
     EXPECT_NEAR(fit->shape_exponent, s->npu.calibration.shape_exponent, 0.01) << name;
     ASSERT_EQ(fit->residuals.size(), s->profile_points.size());
+    // The host file describes the emulator on the machine that profiled it (tandem profile
+    // --devices): only the fit's consistency is checked there; the phones' fits must also be good.
+    if (name == "host") continue;
     for (const auto& r : fit->residuals) {
       EXPECT_NEAR(r.calibrated_s / r.measured_s, 1.0, 0.25) << r.out << "x" << r.in << " n=" << r.n;
       EXPECT_DOUBLE_EQ(r.calibrated_s, r.model_s * fit->factor(r.out, r.in));

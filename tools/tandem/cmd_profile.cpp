@@ -1,39 +1,90 @@
-// `tandem profile --soc NAME (-m MODEL | --model-preset NAME) -o costdb.json`: the offline
-// profiler over the model's splittable shapes x standard lengths x ratios, against a SoC model.
+// `tandem profile (--soc NAME | --devices LIST) (-m MODEL | --model-preset NAME) -o costdb.json`:
+// the offline profiler over the model's splittable shapes x standard lengths x ratios, against a
+// SoC model or this machine's real devices (wall clock; --soc-out also writes this machine as a
+// SoC description for the simulator).
 #include <cstdio>
 #include <fstream>
 
+#include "devices/registry.h"
+#include "planner/device_profiler.h"
 #include "tools/tandem/planner_options.h"
 #include "tools/tandem/progress_bar.h"
 #include "tools/tandem/session_factory.h"
 
 namespace tandem::cli {
 
+namespace {
+
+Status write_text(const std::string& path, const std::string& text, const std::string& what) {
+  std::ofstream f(path);
+  if (!(f << text)) return IoError(path + ": cannot write the " + what);
+  return Status::Ok();
+}
+
+void print_summary(const planner::CostDb& db, size_t shapes, const std::string& where, const std::string& out) {
+  std::printf("profiled %zu points of %zu shapes on %s in %.1f s -> %s\n", db.points.size(), shapes, where.c_str(), db.profile_seconds,
+              out.c_str());
+  std::printf("sync per GPU<->NPU handoff: fast %.1f us, blocking %.1f us; host copies %.1f GB/s\n", db.sync_fast_s * 1e6,
+              db.sync_blocking_s * 1e6, db.copy_bytes_per_s / 1e9);
+}
+
+}  // namespace
+
 Command add_profile(CLI::App& app) {
   struct Opts {
     ShapeSource shapes;
-    std::string soc, out, standard_lengths = "32,64,128,256,512,1024";
+    std::string soc, devices, out, soc_out, standard_lengths = "32,64,128,256,512,1024";
+    int reps = 3;
+    int threads = 0;
   };
   auto o = std::make_shared<Opts>();
-  CLI::App* sub = app.add_subcommand("profile", "Profile a model's matmul shapes on a modeled SoC into a cost DB (JSON)");
-  sub->add_option("--soc", o->soc, "SoC description in data/soc (sd8gen3, sd8elite)")->required();
+  CLI::App* sub = app.add_subcommand("profile", "Profile a model's matmul shapes on a modeled SoC or this machine's devices into a cost DB (JSON)");
+  auto* soc = sub->add_option("--soc", o->soc, "SoC description in data/soc (sd8gen3, sd8elite, host)");
+  auto* dev = sub->add_option("--devices", o->devices, "this machine's devices, GPU then NPU (opencl,npu): wall clock, needs -m");
+  soc->excludes(dev);
   o->shapes.add_to(sub);
   sub->add_option("--standard-lengths", o->standard_lengths, "NPU static sequence lengths")->capture_default_str();
+  sub->add_option("--reps", o->reps, "timed runs per point on real devices (median)")->capture_default_str();
+  sub->add_option("-t,--threads", o->threads, "threads for the devices (0: all cores)");
+  sub->add_option("--soc-out", o->soc_out, "with --devices: also write this machine as a SoC description (e.g. data/soc/host.json)");
   sub->add_option("-o,--output", o->out, "cost DB to write")->required();
   return {sub, [o]() -> Status {
-            TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, o->shapes.load());
-            TANDEM_ASSIGN_OR_RETURN(sim::SocModel soc, sim::SocModel::load_named(o->soc));
+            if (o->soc.empty() == o->devices.empty()) return InvalidArgument("profile: give --soc NAME or --devices LIST");
+            if (!o->soc_out.empty() && o->devices.empty()) return InvalidArgument("--soc-out: needs --devices (it describes this machine)");
             TANDEM_ASSIGN_OR_RETURN(PartitionOptions part, partition_options("hybrid", 0.5, o->standard_lengths));
+            TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, o->shapes.load());
             planner::ProfileSpace space;
             space.shapes = planner::splittable_shapes(*model);
             space.standard_lengths = part.standard_lengths;
             ProgressBar bar("profile");
-            TANDEM_ASSIGN_OR_RETURN(planner::CostDb db, planner::profile_soc(soc, space, [&](double f) { bar.update(f); }));
-            std::ofstream f(o->out);
-            if (!(f << db.to_json() << "\n")) return IoError(o->out + ": cannot write the cost DB");
-            std::printf("profiled %zu points of %zu shapes on %s in %.1f s -> %s\n", db.points.size(), space.shapes.size(),
-                        soc.name.c_str(), db.profile_seconds, o->out.c_str());
-            std::printf("sync per GPU<->NPU handoff: fast %.1f us, blocking %.1f us\n", db.sync_fast_s * 1e6, db.sync_blocking_s * 1e6);
+            if (!o->soc.empty()) {
+              TANDEM_ASSIGN_OR_RETURN(sim::SocModel soc, sim::SocModel::load_named(o->soc));
+              TANDEM_ASSIGN_OR_RETURN(planner::CostDb db, planner::profile_soc(soc, space, [&](double f) { bar.update(f); }));
+              TANDEM_RETURN_IF_ERROR(write_text(o->out, db.to_json() + "\n", "cost DB"));
+              print_summary(db, space.shapes.size(), soc.name, o->out);
+              return Status::Ok();
+            }
+            if (!o->shapes.preset.empty()) {
+              return InvalidArgument("--devices: real devices need weights: give -m MODEL.gguf, not --model-preset (tandem gen-model makes a model of any shape)");
+            }
+            const size_t comma = o->devices.find(',');
+            const std::string gpu_name = o->devices.substr(0, comma);
+            const std::string npu_name = comma == std::string::npos ? "" : o->devices.substr(comma + 1);
+            if (gpu_name.empty() || npu_name.empty() || npu_name.find(',') != std::string::npos) {
+              return InvalidArgument("--devices: '" + o->devices + "' must name two devices, the GPU then the NPU (opencl,npu)");
+            }
+            const int threads = o->threads > 0 ? o->threads : default_threads();
+            TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<devices::Device> gpu, devices::open_device(gpu_name, model, threads));
+            TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<devices::Device> npu, devices::open_device(npu_name, model, threads));
+            TANDEM_ASSIGN_OR_RETURN(planner::DeviceProfile p,
+                                    planner::profile_devices(*gpu, *npu, *model, space, o->reps, [&](double f) { bar.update(f); }));
+            TANDEM_RETURN_IF_ERROR(write_text(o->out, p.db.to_json() + "\n", "cost DB"));
+            print_summary(p.db, space.shapes.size(), o->devices + " on " + p.host.cpu_name, o->out);
+            if (!o->soc_out.empty()) {
+              TANDEM_ASSIGN_OR_RETURN(std::string text, planner::host_soc_json(p, "hexagon-v75", sim::SocModel::data_dir() + "/npu"));
+              TANDEM_RETURN_IF_ERROR(write_text(o->soc_out, text, "SoC description"));
+              std::printf("this machine as a SoC -> %s (use it with --soc host when it is data/soc/host.json)\n", o->soc_out.c_str());
+            }
             return Status::Ok();
           }};
 }
