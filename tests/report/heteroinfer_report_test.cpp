@@ -34,7 +34,9 @@ const HeteroInferReport& report() {
     EXPECT_TRUE(built.ok()) << built.status().message();
     EXPECT_FALSE(progress.empty());
     for (size_t i = 1; i < progress.size(); ++i) EXPECT_GE(progress[i], progress[i - 1]) << "progress never goes back";
-    if (!progress.empty()) EXPECT_EQ(progress.back(), 1.0);
+    if (!progress.empty()) {
+      EXPECT_EQ(progress.back(), 1.0);
+    }
     return built.ok() ? *built : HeteroInferReport{};
   }();
   return r;
