@@ -237,6 +237,8 @@ Result<std::string> host_soc_json(const DeviceProfile& p, const std::string& npu
         {"submit_s", leaf(std::max(1e-8, h.npu_submit_s), by + ": host time inside submit() of the smallest graph")},
         {"blocking_wait_s", leaf(std::max(1e-7, h.npu_roundtrip_s), by + ": the smallest graph's round trip")},
         {"idle_w", leaf(1.0, "assumption: no power meter here; idle cores")},
+        {"order_exchange_speedup", leaf(1.0, "assumption: not measured on this machine (the npu device always runs the exchanged order)")},
+        {"naive_order_factor", leaf(1.0, "fitted (SocModel::fit_naive_order_factor) from order_exchange_speedup: 1 when the target model alone explains it")},
         {"stack_factor", leaf(1.0, "placeholder, replaced below by the fit")},
         {"shape_exponent", leaf(0.0, "placeholder, replaced below by the fit")}}},
       {"dram",

@@ -29,6 +29,7 @@ Result<double> npu_model_seconds(const npu::TargetModel& target, int64_t out, in
 struct NpuCalibration {
   double stack_factor = 1;    // measured / modeled on shapes with in <= out
   double shape_exponent = 0;  // extra slowdown per log of in/out (NPU-3)
+  double naive_order_factor = 1;  // extra slowdown of naive-order programs (NPU-2)
   struct Residual {
     int64_t out = 0, in = 0, n = 0;
     double measured_s = 0, model_s = 0, calibrated_s = 0;
@@ -40,6 +41,12 @@ struct NpuCalibration {
   // Root-mean-square of log(calibrated / measured): 0.1 is about 10% typical error.
   double rms_log_error() const;
 };
+
+// SEEDS NPU-2: with the weights held in the arrays ("weight-stall", the naive order) a matmul is
+// `measured_speedup` times slower than with the order exchange, for weight [out x in] at n rows.
+// The target model's own held-operand swaps explain part of that; the factor returned scales the
+// target's naive-order programs so the whole ratio is the measured one.
+Result<double> fit_naive_order_factor(const npu::TargetModel& target, int64_t out, int64_t in, int64_t n, double measured_speedup);
 
 // Errors when there is no point with an NPU time. Without a point where in > out the shape
 // exponent stays 0 (nothing measured it).

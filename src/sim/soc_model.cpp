@@ -127,6 +127,8 @@ Result<SocModel> parse(const json& root, const std::string& file, const std::str
   s.npu.calibration.stack_factor = r.number("npu.stack_factor");
   s.npu.calibration.shape_exponent = r.number("npu.shape_exponent", false, true);
   s.npu.calibration.source = r.source_of("npu.stack_factor");
+  s.npu.calibration.naive_order_factor = r.number("npu.naive_order_factor");
+  s.order_exchange_speedup = r.number("npu.order_exchange_speedup");
   s.dram.theoretical_bytes_per_s = r.number("dram.theoretical_bytes_per_s");
   s.dram.achievable_bytes_per_s = r.number("dram.achievable_bytes_per_s");
   s.dram.pj_per_byte = r.number("dram.pj_per_byte");
@@ -227,6 +229,10 @@ Result<NpuCalibration> SocModel::fit_npu_calibration() const {
   auto cal = sim::fit_npu_calibration(profile_points, measured_on);
   if (!cal.ok()) return InvalidArgument(file + ": " + cal.status().message());
   return cal;
+}
+
+Result<double> SocModel::fit_naive_order_factor() const {
+  return sim::fit_naive_order_factor(npu_target, kOrderOut, kOrderIn, kOrderN, order_exchange_speedup);
 }
 
 Result<SocModel> SocModel::load_named(const std::string& name) {

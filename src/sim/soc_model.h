@@ -81,6 +81,12 @@ struct SocModel {
   static std::string data_dir();
   // Refits the NPU calibration from the profile points (times each on profile_npu_target).
   Result<NpuCalibration> fit_npu_calibration() const;
+  // Refits npu.naive_order_factor from npu.order_exchange_speedup (SEEDS NPU-2) on the target.
+  Result<double> fit_naive_order_factor() const;
+  // NPU-2's shape: [14336 x 4096] weights at 256 rows (the paper states no K; 256 is its
+  // standard prompt length).
+  static constexpr int64_t kOrderOut = 14336, kOrderIn = 4096, kOrderN = 256;
+  double order_exchange_speedup = 0;  // SEEDS NPU-2 (measured)
 };
 
 }  // namespace tandem::sim

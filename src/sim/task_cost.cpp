@@ -127,7 +127,8 @@ Result<TaskCost> TaskCostModel::npu_cost(const OpCall& c) {
     // the paper splits FFN-down by rows to spread that slow shape over both units, so a row part
     // keeps its weight's per-FLOP rate. The vendor stack's extra time runs the NPU island at its
     // static power.
-    const double scaled = raw.seconds * soc_.npu.calibration.factor(c.weight->rows, c.weight->cols);
+    double scaled = raw.seconds * soc_.npu.calibration.factor(c.weight->rows, c.weight->cols);
+    if (npu_order_ == npu::oplib::MatmulOrder::kNaive) scaled *= soc_.npu.calibration.naive_order_factor;
     cost.npu_energy_j += (scaled - raw.seconds) * t.power.static_w;
     cost.seconds = scaled;
   }
