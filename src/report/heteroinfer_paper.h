@@ -43,4 +43,7 @@ inline constexpr double kAblationActivationCentric = 2.05, kAblationOrderExchang
 // 12.8% below Hetero-layer; Hetero-layer prefill power 2.23 W.
 inline constexpr double kEnergyTensorVsGpu = 1.0 - 0.55, kEnergyTensorVsLayer = 1.0 - 0.128, kLayerPrefillWatts = 2.23;
 
+// Snapdragon 8 Elite [paper]: prefill +10.5% over the 8 Gen 3, decode similar (same DRAM).
+inline constexpr double kEliteOverGen3Prefill = 1.105;
+
 }  // namespace tandem::report::paper

@@ -180,6 +180,9 @@ Result<SocModel> parse(const json& root, const std::string& file, const std::str
   auto t = npu::TargetModel::load(target_path);
   if (!t.ok()) return InvalidArgument(file + ": field 'npu_target' ('" + target + "'): " + t.status().message());
   s.npu_target = std::move(*t);
+  // The SoC bounds what its NPU may draw from DRAM (MEM-1's per-processor cap): the target's DMA
+  // model takes this SoC's figure.
+  s.npu_target.ddr_single_processor_bytes_per_s = s.npu.dram_cap_bytes_per_s;
 
   return s;
 }
