@@ -155,6 +155,11 @@ Result<SocModel> parse(const json& root, const std::string& file, const std::str
       }
     }
     if (p.size() != 5) return InvalidArgument(where + ": has fields other than out, in, n, gpu_us, npu_us");
+    for (const char* k : {"out", "in", "n"}) {
+      if (!p[k].is_number_integer() || p[k].get<double>() > double(1 << 24)) {
+        return InvalidArgument(where + ": field '" + k + "' must be an integer in 1..16777216, got " + p[k].dump());
+      }
+    }
     pp.out = p["out"].get<int64_t>();
     pp.in = p["in"].get<int64_t>();
     pp.n = p["n"].get<int64_t>();

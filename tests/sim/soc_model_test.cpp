@@ -140,6 +140,8 @@ TEST(SocModel, BadDescriptionsNameFileFieldAndValue) {
       {[](auto& j) { j["profile_points"]["points"][0]["gpu_us"] = 0; },
        "profile_points.points[0]: field 'gpu_us' must be a positive number, got 0"},
       {[](auto& j) { j["profile_points"]["points"][1]["note"] = "x"; }, "profile_points.points[1]: has fields other than"},
+      {[](auto& j) { j["profile_points"]["points"][2]["out"] = INT64_MAX; }, "points[2]: field 'out' must be an integer in 1..16777216"},
+      {[](auto& j) { j["profile_points"]["points"][2]["n"] = 1.5; }, "points[2]: field 'n' must be an integer"},
       {[](auto& j) { j["dram"]["spare"] = {{"value", 1}, {"source", "x"}}; }, "unknown field 'dram.spare'"},
       {[](auto& j) { j["dram"]["achievable_bytes_per_s"]["value"] = 99e9; }, "'dram.achievable_bytes_per_s' exceeds"},
       {[](auto& j) { j["profile_points"]["points"] = nlohmann::json::array(); }, "needs at least 3 profile points"},
