@@ -99,6 +99,13 @@ check "host cost db from devices" grep -q '"source": "devices opencl,npu' "$WORK
 check "profile --devices needs weights" one_line_error "need weights" "$TANDEM" profile --devices opencl,npu --model-preset llama3-8b -o "$WORK/x.json"
 check "profile --soc-out needs devices" one_line_error "--soc-out: needs --devices" "$TANDEM" profile --soc sd8gen3 -m "$M" -o "$WORK/x.json" --soc-out "$WORK/y.json"
 check "profile --devices names two" one_line_error "must name two devices" "$TANDEM" profile --devices opencl -m "$M" -o "$WORK/x.json"
+# buckets: static-shape length buckets for a length distribution.
+bj=$("$TANDEM" buckets --lengths heavy-tail --count 6 --json)
+for k in '"optimized":{"boundaries":[' '"pow2":{"boundaries":[128,256,512,1024,2048,4096]' '"padding_pct":'; do
+  check "buckets json $k" grep -qF "$k" <<<"$bj"
+done
+check "buckets table" bash -c "\"$TANDEM\" buckets --lengths uniform:100-900 --count 3 | grep -q '^| optimized'"
+check "buckets bad lengths" one_line_error "'nope'" "$TANDEM" buckets --lengths nope
 # report: HeteroInfer's evaluation on a modeled SoC (a small configuration).
 check "report heteroinfer" bash -c "\"$TANDEM\" report heteroinfer -o \"$WORK/rep\" --models internlm2-1.8b --prefill-lengths 32,64 --dynamic-lengths 135 --gen 2 --no-sensitivity | grep -q 'decode internlm2-1.8b'"
 for f in report.md report.json prefill_vs_length.svg dynamic_lengths.svg decode.svg ablation.svg energy.svg; do

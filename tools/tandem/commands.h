@@ -26,6 +26,7 @@ Command add_simulate(CLI::App& app);
 Command add_profile(CLI::App& app);
 Command add_plan(CLI::App& app);
 Command add_report(CLI::App& app);
+Command add_buckets(CLI::App& app);
 // What `tandem` does with no subcommand: build the default model, generate, bench.
 Status run_default_job();
 

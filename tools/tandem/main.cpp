@@ -11,7 +11,7 @@ int main(int argc, char** argv) {
   std::vector<cli::Command> commands = {cli::add_run(app), cli::add_bench(app), cli::add_info(app),
                                        cli::add_tokenize(app), cli::add_gen_model(app),
                                        cli::add_devices(app), cli::add_simulate(app),
-                                       cli::add_profile(app), cli::add_plan(app), cli::add_report(app)};
+                                       cli::add_profile(app), cli::add_plan(app), cli::add_report(app), cli::add_buckets(app)};
 
   try {
     app.parse(argc, argv);
