@@ -14,6 +14,7 @@
 #include "npu/target_model.h"
 #include "planner/cost_db.h"
 #include "planner/plan.h"
+#include "tests/planner/small_cost_db.h"
 #include "sim/soc_model.h"
 
 namespace tandem::planner {
@@ -89,22 +90,7 @@ void survive_mutations(const std::string& good_text, const std::string& file, co
   EXPECT_GT(refused, count / 4) << "most mutations of a strict format are refused";
 }
 
-CostDb small_db() {
-  CostDb db;
-  db.source = "constructed";
-  db.standard_lengths = {32, 64};
-  db.sync_fast_s = 5e-6;
-  db.sync_blocking_s = 4e-4;
-  db.copy_bytes_per_s = 1e10;
-  db.prepare_fixed_s = 1e-3;
-  db.prepare_per_byte_s = 1e-9;
-  for (int64_t rows : {256, 128})
-    for (int64_t n : {1, 32, 64}) {
-      db.add("gpu", rows, 256, n, 1e-6 * double(rows * n) / 32.0 + 2e-6, 256);
-      db.add("npu", rows, 256, n, 3e-6 * double(rows) / 256.0 * (n == 1 ? 1.0 : double(n) / 32.0), 256);
-    }
-  return db;
-}
+using testing::small_db;
 
 TEST(JsonInputs, CostDbSurvivesMutations) {
   survive_mutations(small_db().to_json(), "cost.json",

@@ -8,26 +8,12 @@
 
 #include "planner/perf_model.h"
 #include "planner/plan.h"
+#include "tests/planner/small_cost_db.h"
 
 namespace tandem::planner {
 namespace {
 
-CostDb small_db() {
-  CostDb db;
-  db.source = "constructed";
-  db.standard_lengths = {32, 64};
-  db.sync_fast_s = 5e-6;
-  db.sync_blocking_s = 4e-4;
-  db.copy_bytes_per_s = 1e10;
-  db.prepare_fixed_s = 1e-3;
-  db.prepare_per_byte_s = 1e-9;
-  for (int64_t rows : {256, 128})
-    for (int64_t n : {1, 32, 64}) {
-      db.add("gpu", rows, 256, n, 1e-6 * double(rows * n) / 32.0 + 2e-6, 256);  // parts of a 256-row weight
-      db.add("npu", rows, 256, n, 3e-6 * double(rows) / 256.0 * (n == 1 ? 1.0 : double(n) / 32.0), 256);
-    }
-  return db;
-}
+using testing::small_db;
 
 TEST(Plan, CoversEveryLengthOnceAndRoundTrips) {
   const CostDb db = small_db();
