@@ -9,6 +9,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libpcre2-dev libssl-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo   # the OpenCL device (PoCL on CPUs)
+  libmlir-19-dev mlir-19-tools llvm-19-dev llvm-19-tools      # the NPU compiler (MLIR 19)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -4,7 +4,9 @@
 #include <cstring>
 #include <sstream>
 
+#include "core/half.h"
 #include "core/quant.h"
+#include "npu/cost_model.h"
 
 namespace tandem::npu::oplib {
 
@@ -71,7 +73,7 @@ uint64_t packed_weight_bytes(const MatmulSpec& s, const TargetModel& t) {
   return uint64_t(round_up(s.out, T) / T) * (round_up(s.in, T) / T) * tile_bytes_for(s.wtype, T);
 }
 
-Result<MatmulPlan> plan_matmul(const MatmulSpec& s, const TargetModel& t) {
+Result<MatmulPlan> block_matmul(const MatmulSpec& s, const TargetModel& t, uint32_t nb, uint32_t R, uint32_t kc) {
   TANDEM_RETURN_IF_ERROR(check_spec(s));
   MatmulPlan p;
   const uint32_t T = p.T = uint32_t(t.matrix.tile_dim);
@@ -83,40 +85,94 @@ Result<MatmulPlan> plan_matmul(const MatmulSpec& s, const TargetModel& t) {
   p.KT = p.in_pad / T;
   p.OT = p.out_pad / T;
   p.wtile_bytes = tile_bytes_for(s.wtype, T);
-  const uint64_t tcm = t.tcm.bytes, align = t.tcm.alignment_bytes;
   p.x_pitch = p.in_pad * 2;
-  // X resident: an n-block of rows must fit in half the TCM.
-  const uint64_t x_rows_fit = (tcm / 2) / p.x_pitch / T * T;
-  if (x_rows_fit < T)
-    return Unsupported("matmul: in=" + std::to_string(s.in) + " too large: " + std::to_string(T) + " rows of X (" +
-                       std::to_string(uint64_t(T) * p.x_pitch) + " B) exceed half the TCM");
-  p.nb = uint32_t(std::min<uint64_t>(p.n_pad, x_rows_fit));
-  const bool quant = s.wtype != DType::F16;
-  const uint64_t slab_target = 256 * 1024;  // raw bytes per slab: amortizes DMA setup, short prologue
-  auto total = [&](uint32_t R, uint32_t kc) {
-    const uint64_t x = uint64_t(p.nb) * p.x_pitch;
-    const uint64_t y = round_up(uint64_t(p.nb) * R * T * 2, align);
-    const uint64_t w = round_up(uint64_t(R) * kc * p.wtile_bytes, align);
-    const uint64_t u = quant ? uint64_t(R) * kc * T * T * 2 : 0;
-    return x + 2 * (y + w + u);
-  };
-  uint32_t R = std::min<uint32_t>(p.OT, 32);
-  uint32_t kc = uint32_t(std::clamp<uint64_t>(slab_target / (uint64_t(R) * p.wtile_bytes), 1, p.KT));
-  while (total(R, kc) > tcm && kc > 1) kc = std::max<uint32_t>(1, kc / 2);
-  while (total(R, kc) > tcm && R > 1) R = std::max<uint32_t>(1, R / 2);
-  if (total(R, kc) > tcm) return Unsupported("matmul: does not fit the TCM even with 1x1-tile slabs");
+  if (nb == 0 || nb % T != 0 || nb > p.n_pad || R == 0 || R > p.OT || kc == 0 || kc > p.KT)
+    return InvalidArgument("matmul: blocking nb=" + std::to_string(nb) + " R=" + std::to_string(R) + " kc=" +
+                           std::to_string(kc) + " out of range for tiles " + std::to_string(p.NT) + "x" +
+                           std::to_string(p.KT) + "x" + std::to_string(p.OT));
+  p.nb = nb;
   p.R = R;
   p.kc = kc;
+  const MatmulBufferBytes b = matmul_buffer_bytes(s, p);
+  const uint64_t align = t.tcm.alignment_bytes;
   uint64_t addr = 0;
   auto alloc = [&](uint64_t bytes) { const uint32_t a = uint32_t(addr); addr = round_up(addr + bytes, align); return a; };
-  p.x_addr = alloc(uint64_t(p.nb) * p.x_pitch);
-  for (int b = 0; b < 2; ++b) p.y_addr[b] = alloc(uint64_t(p.nb) * R * T * 2);
-  for (int b = 0; b < 2; ++b) p.w_addr[b] = alloc(uint64_t(R) * kc * p.wtile_bytes);
-  for (int b = 0; b < 2 && quant; ++b) p.u_addr[b] = alloc(uint64_t(R) * kc * T * T * 2);
+  p.x_addr = alloc(b.x);
+  for (int i = 0; i < (s.double_buffer_out ? 2 : 1); ++i) p.y_addr[i] = alloc(b.y);
+  for (int i = 0; i < (s.double_buffer ? 2 : 1); ++i) p.w_addr[i] = alloc(b.w);
+  for (int i = 0; i < (s.double_buffer ? 2 : 1) && b.u > 0; ++i) p.u_addr[i] = alloc(b.u);
   p.tcm_used = addr;
   const uint64_t nblocks = (p.n_pad + p.nb - 1) / p.nb;
   p.steps = nblocks * ((p.OT + R - 1) / R) * ((p.KT + kc - 1) / kc);
   return p;
+}
+
+MatmulBufferBytes matmul_buffer_bytes(const MatmulSpec& s, const MatmulPlan& p) {
+  MatmulBufferBytes b;
+  b.x = uint64_t(p.nb) * p.x_pitch;
+  b.y = uint64_t(p.nb) * p.R * p.T * 2;
+  b.w = uint64_t(p.R) * p.kc * p.wtile_bytes;
+  b.u = s.wtype != DType::F16 ? uint64_t(p.R) * p.kc * p.T * p.T * 2 : 0;
+  return b;
+}
+
+Result<MatmulPlan> plan_matmul(const MatmulSpec& s, const TargetModel& t) {
+  TANDEM_RETURN_IF_ERROR(check_spec(s));
+  const uint32_t T = uint32_t(t.matrix.tile_dim);
+  const uint64_t tcm = t.tcm.bytes;
+  const uint64_t x_pitch = uint64_t(round_up(s.in, T)) * 2;
+  // X resident: an n-block of rows must fit in half the TCM.
+  const uint64_t x_rows_fit = (tcm / 2) / x_pitch / T * T;
+  if (x_rows_fit < T)
+    return Unsupported("matmul: in=" + std::to_string(s.in) + " too large: " + std::to_string(T) + " rows of X (" +
+                       std::to_string(uint64_t(T) * x_pitch) + " B) exceed half the TCM");
+  const uint32_t nb = uint32_t(std::min<uint64_t>(round_up(s.n, T), x_rows_fit));
+  const uint32_t OT = round_up(s.out, T) / T, KT = round_up(s.in, T) / T;
+  const uint64_t wtile = tile_bytes_for(s.wtype, T);
+  const uint64_t slab_target = 256 * 1024;  // raw bytes per slab: amortizes DMA setup, short prologue
+  // Sized as if every buffer were doubled, so single-buffered variants keep the same blocking.
+  MatmulSpec doubled = s;
+  doubled.double_buffer = doubled.double_buffer_out = true;
+  auto total = [&](uint32_t R, uint32_t kc) {
+    auto p = block_matmul(doubled, t, nb, R, kc);
+    return p.ok() ? p->tcm_used : UINT64_MAX;
+  };
+  uint32_t R = std::min<uint32_t>(OT, 32);
+  uint32_t kc = uint32_t(std::clamp<uint64_t>(slab_target / (uint64_t(R) * wtile), 1, KT));
+  while (total(R, kc) > tcm && kc > 1) kc = std::max<uint32_t>(1, kc / 2);
+  while (total(R, kc) > tcm && R > 1) R = std::max<uint32_t>(1, R / 2);
+  if (total(R, kc) > tcm) return Unsupported("matmul: does not fit the TCM even with 1x1-tile slabs");
+  return block_matmul(s, t, nb, R, kc);
+}
+
+double estimate_matmul_cycles(const MatmulSpec& s, const MatmulPlan& p, const TargetModel& t) {
+  const CostModel cost(t);
+  const uint32_t T = p.T;
+  const uint64_t nblocks = (p.n_pad + p.nb - 1) / p.nb;
+  const uint64_t panels_per_block = (p.OT + p.R - 1) / p.R;
+  const uint64_t slabs_per_panel = (p.KT + p.kc - 1) / p.kc;
+  const double channels = t.dma.channels;
+  // Per slab: R rows of kc tiles split over the channels (they run concurrently).
+  const double d = cost.dma_cycles((p.R + channels - 1) / channels, uint64_t(p.kc) * p.wtile_bytes);
+  const uint64_t ntiles = p.nb / T;
+  const uint64_t ops = uint64_t(p.R) * p.kc * ntiles;
+  // Held-operand swaps: exchanged holds an X tile over the slab's R weight tiles; naive holds a
+  // weight tile over the n-block's X tiles.
+  const uint64_t swaps = s.order == MatmulOrder::kExchanged ? uint64_t(p.kc) * ntiles : uint64_t(p.kc) * p.R;
+  const uint64_t lanes = std::min<uint64_t>(matmul_arrays(s, t),
+                                            s.order == MatmulOrder::kExchanged ? std::max<uint64_t>(ntiles, p.R) : p.R);
+  double c = (double(ops) * cost.tile_stream_cycles() + double(swaps) * cost.stationary_swap_cycles()) / double(lanes) +
+             double(ops) * cost.issue_cycles(Opcode::kMma);
+  if (s.wtype != DType::F16)
+    c += cost.vector_cycles(s.wtype == DType::Q8_0 ? VecOp::kUnpackQ8 : VecOp::kUnpackQ4, uint64_t(p.R) * p.kc * T * T);
+  // The panel store is paid once per panel. Two output buffers: it overlaps the next panel (spread
+  // over the panel's slabs inside the pipeline). One: the next panel waits for it.
+  const double store = cost.dma_cycles((p.nb + channels - 1) / channels, uint64_t(p.R) * T * 2);
+  const uint64_t panels = nblocks * panels_per_block;
+  const uint64_t steps = panels * slabs_per_panel;
+  const double x_load = double(nblocks) * cost.dma_cycles((p.nb + channels - 1) / channels, p.x_pitch);
+  if (!s.double_buffer_out) return x_load + double(panels) * store + CostModel::pipelined_cycles(d, c, 0, steps, s.double_buffer);
+  return x_load + CostModel::pipelined_cycles(d, c, store / double(slabs_per_panel), steps, s.double_buffer);
 }
 
 Result<std::vector<uint8_t>> pack_weights(const MatmulSpec& s, const TargetModel& t, const void* w, size_t w_bytes) {
@@ -148,18 +204,26 @@ Result<std::vector<uint8_t>> pack_weights(const MatmulSpec& s, const TargetModel
 
 Result<Program> lower_matmul(const MatmulSpec& s, const TargetModel& t) {
   TANDEM_ASSIGN_OR_RETURN(MatmulPlan p, plan_matmul(s, t));
+  return emit_matmul(s, p, t);
+}
+
+Result<Program> emit_matmul(const MatmulSpec& s, const MatmulPlan& p, const TargetModel& t) {
+  TANDEM_RETURN_IF_ERROR(check_spec(s));
+  if (p.T != uint32_t(t.matrix.tile_dim) || p.nb == 0 || p.R == 0 || p.kc == 0)
+    return InvalidArgument("matmul emit: plan does not match the target / is incomplete");
   const uint32_t T = p.T;
   const bool quant = s.wtype != DType::F16;
   const bool dbl = s.double_buffer;
+  const bool dbl_y = s.double_buffer_out;
   const uint32_t channels = uint32_t(t.dma.channels);
-  const uint32_t arrays = uint32_t(t.matrix.arrays);
+  const uint32_t arrays = matmul_arrays(s, t);
   const uint32_t trow = t.tile_row_bytes();
   const uint32_t tbytes = t.tile_bytes();
 
   Program prog;
   prog.name = std::string("matmul_") + (s.order == MatmulOrder::kNaive ? "naive_" : "exch_") +
               std::string(dtype_name(s.wtype)) + "_n" + std::to_string(s.n) + "_in" + std::to_string(s.in) + "_out" +
-              std::to_string(s.out) + (dbl ? "" : "_single");
+              std::to_string(s.out) + (dbl ? "" : "_single") + (dbl_y ? "" : "_single_out");
   const uint32_t bx = prog.add_buffer("x", uint64_t(s.n) * s.in * 2, false);
   const uint32_t bw = prog.add_buffer("w", packed_weight_bytes(s, t), false);
   const uint32_t by = prog.add_buffer("y", uint64_t(s.n) * s.out * 2, true);
@@ -248,8 +312,8 @@ Result<Program> lower_matmul(const MatmulSpec& s, const TargetModel& t) {
       prog.emit(Instr::wait(kEvX));
     }
     if (st.first_of_panel) {
-      yb = uint32_t(panel % 2);
-      if (panel >= 2) prog.emit(Instr::wait(kEvYFree + yb));
+      yb = dbl_y ? uint32_t(panel % 2) : 0;
+      if (panel >= (dbl_y ? 2u : 1u)) prog.emit(Instr::wait(kEvYFree + yb));
       ++panel;
     }
     prog.emit(Instr::wait(kEvW + b));
@@ -311,6 +375,7 @@ Result<Program> lower_matmul(const MatmulSpec& s, const TargetModel& t) {
     if (st.last_of_panel) {
       prog.emit(Instr::signal(kEvY + yb, kUnitMatrix));
       pending = {true, st.n0, st.nbr, st.j0, st.rj, yb};
+      if (!dbl_y) flush_store();  // one output buffer: it must drain before the next panel
     }
     if (!dbl && si + 1 < steps.size()) {
       prog.emit(Instr::wait(kEvWFree + b));
@@ -319,6 +384,46 @@ Result<Program> lower_matmul(const MatmulSpec& s, const TargetModel& t) {
   }
   flush_store();
   return prog;
+}
+
+uint32_t matmul_arrays(const MatmulSpec& s, const TargetModel& t) {
+  const uint32_t all = uint32_t(t.matrix.arrays);
+  return s.arrays == 0 ? all : std::min(s.arrays, all);
+}
+
+double estimate_matmul_power_w(const MatmulSpec& s, const MatmulPlan& p, const TargetModel& t) {
+  const CostModel cost(t);
+  const double seconds = t.seconds(estimate_matmul_cycles(s, p, t));
+  if (!(seconds > 0)) return 0;
+  const double flops = 2.0 * double(p.n_pad) * p.in_pad * p.out_pad;
+  const uint64_t nblocks = (p.n_pad + p.nb - 1) / p.nb;
+  const double unpacked = s.wtype == DType::F16 ? 0 : double(nblocks) * p.out_pad * p.in_pad;
+  const double lane_ops =
+      unpacked > 0 ? cost.vector_lane_ops(s.wtype == DType::Q8_0 ? VecOp::kUnpackQ8 : VecOp::kUnpackQ4, uint64_t(unpacked)) : 0;
+  const double dma = double(nblocks) * packed_weight_bytes(s, t) + double(s.n) * s.in * 2 + double(s.n) * s.out * 2;
+  return cost.energy_joules(flops, lane_ops, dma, seconds) / seconds;
+}
+
+Result<std::vector<uint8_t>> pack_weights_from(const MatmulSpec& s, const TargetModel& t, DType source, const void* w,
+                                               size_t w_bytes) {
+  if (source == s.wtype) return pack_weights(s, t, w, w_bytes);
+  if (s.wtype != DType::F16 || (source != DType::Q8_0 && source != DType::Q4_0))
+    return Unsupported("matmul pack: cannot pack " + std::string(dtype_name(source)) + " rows as " +
+                       std::string(dtype_name(s.wtype)));
+  const size_t rb = row_bytes(source, s.in);
+  if (w == nullptr || w_bytes < rb * s.out)
+    return InvalidArgument("matmul pack: weight needs " + std::to_string(rb * s.out) + " B, got " + std::to_string(w_bytes));
+  std::vector<uint16_t> rows(size_t(s.out) * s.in);
+  std::vector<float> deq(s.in);
+  const uint8_t* src = static_cast<const uint8_t*>(w);
+  for (uint32_t o = 0; o < s.out; ++o) {
+    if (source == DType::Q8_0)
+      dequantize_row_q8_0(reinterpret_cast<const BlockQ8_0*>(src + rb * o), deq.data(), s.in);
+    else
+      dequantize_row_q4_0(reinterpret_cast<const BlockQ4_0*>(src + rb * o), deq.data(), s.in);
+    for (uint32_t i = 0; i < s.in; ++i) rows[size_t(o) * s.in + i] = f32_to_fp16(deq[i]);
+  }
+  return pack_weights(s, t, rows.data(), rows.size() * 2);
 }
 
 Result<PreparedMatmul> prepare_matmul(const MatmulSpec& s, const TargetModel& t, const void* w, size_t w_bytes) {

@@ -42,7 +42,10 @@ struct MatmulSpec {
   uint32_t n = 1, in = 0, out = 0;
   DType wtype = DType::F16;  // F16, Q8_0 or Q4_0
   MatmulOrder order = MatmulOrder::kExchanged;
-  bool double_buffer = true;
+  bool double_buffer = true;      // weight (and unpack) slabs: two buffers, prefetch overlaps compute
+  bool double_buffer_out = true;  // output panels: two buffers, write-back overlaps the next panel
+  uint32_t arrays = 0;            // matrix arrays the schedule spreads over (0 = all of the target's;
+                                  // fewer = lower peak power, the compiler's power levels)
 };
 
 struct MatmulPlan {
@@ -59,11 +62,33 @@ struct MatmulPlan {
   std::string describe() const;
 };
 
+// The library's blocking heuristic (X n-block in half the TCM, ~256 KiB weight slabs) with the
+// buffers packed from TCM address 0.
 Result<MatmulPlan> plan_matmul(const MatmulSpec& s, const TargetModel& t);
+// A plan for a blocking chosen elsewhere (the compiler's tiling search): nb rows per n-block
+// (multiple of T), R out-tiles and kc in-tiles per slab; buffers packed from address 0 (a TCM
+// allocator may move them: emit_matmul reads only the plan's addresses). Fails when the spec is
+// invalid or the blocking is out of range; does not check the TCM capacity (see tcm_used).
+Result<MatmulPlan> block_matmul(const MatmulSpec& s, const TargetModel& t, uint32_t nb, uint32_t R, uint32_t kc);
+// Bytes of each TCM buffer of a plan (x once; y, w, u per buffer; u = 0 for f16 weights).
+struct MatmulBufferBytes {
+  uint64_t x = 0, y = 0, w = 0, u = 0;
+};
+MatmulBufferBytes matmul_buffer_bytes(const MatmulSpec& s, const MatmulPlan& p);
+// The steady-state cycle estimate of a plan on the shared cost model (CostModel::pipelined_cycles
+// over the slabs: d = slab DMA, c = unpack + tile ops spread over the arrays, w = panel store).
+double estimate_matmul_cycles(const MatmulSpec& s, const MatmulPlan& p, const TargetModel& t);
+// The plan's average power over its estimated run (CostModel::energy_joules: matrix FLOPs of the
+// padded tiles, vector lane ops of the unpacks, DMA bytes, static power) divided by its time.
+double estimate_matmul_power_w(const MatmulSpec& s, const MatmulPlan& p, const TargetModel& t);
+// Matrix arrays a spec's schedule uses on t.
+uint32_t matmul_arrays(const MatmulSpec& s, const TargetModel& t);
 uint64_t packed_weight_bytes(const MatmulSpec& s, const TargetModel& t);
 // w: `out` rows of row_bytes(wtype, in) bytes (GGUF row layout).
 Result<std::vector<uint8_t>> pack_weights(const MatmulSpec& s, const TargetModel& t, const void* w, size_t w_bytes);
-Result<Program> lower_matmul(const MatmulSpec& s, const TargetModel& t);
+Result<Program> lower_matmul(const MatmulSpec& s, const TargetModel& t);  // plan_matmul + emit_matmul
+// The instruction stream of a plan (addresses as the plan says; the program's verify() checks them).
+Result<Program> emit_matmul(const MatmulSpec& s, const MatmulPlan& p, const TargetModel& t);
 
 struct PreparedMatmul {
   MatmulSpec spec;
@@ -75,5 +100,15 @@ struct PreparedMatmul {
 };
 // Lowers + packs; the modeled prepare time is the target's graph-build model on graph_bytes.
 Result<PreparedMatmul> prepare_matmul(const MatmulSpec& s, const TargetModel& t, const void* w, size_t w_bytes);
+
+}  // namespace tandem::npu::oplib
+
+namespace tandem::npu::oplib {
+
+// Packs GGUF rows stored as `source` for a spec whose pack format may differ: the same format
+// packs as-is; a quantized source for an f16 pack is dequantized row by row first (the compiler's
+// "f16_tiles" layout). Other conversions are Unsupported.
+Result<std::vector<uint8_t>> pack_weights_from(const MatmulSpec& s, const TargetModel& t, DType source, const void* w,
+                                               size_t w_bytes);
 
 }  // namespace tandem::npu::oplib

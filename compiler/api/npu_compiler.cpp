@@ -1,0 +1,88 @@
+#include "compiler/api/npu_compiler.h"
+
+#include "dialects/npu/ProgramConversion.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+#include "passes/Passes.h"
+#include "passes/matmul_spec.h"
+
+namespace tandem::compiler {
+
+using namespace mlir;
+
+namespace {
+
+int64_t intField(DictionaryAttr d, StringRef name) {
+  auto a = d ? d.getAs<IntegerAttr>(name) : IntegerAttr();
+  return a ? a.getInt() : -1;
+}
+
+}  // namespace
+
+Result<CompiledModule> compile_mlir(std::string_view text, const CompileOptions& options) {
+  DialectRegistry registry;
+  registry.insert<ir::llm::LlmDialect, ir::state::StateDialect, ir::tdma::TdmaDialect, ir::npu::NpuDialect,
+                  func::FuncDialect, arith::ArithDialect>();
+  MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
+  ctx.loadAllAvailableDialects();
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic& d) {
+    llvm::raw_string_ostream os(diagnostics);
+    if (auto flc = d.getLocation()->findInstanceOf<FileLineColLoc>())
+      os << flc.getFilename().getValue() << ":" << flc.getLine() << ":" << flc.getColumn() << ": ";
+    os << d << "\n";
+    return success();
+  });
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(StringRef(text.data(), text.size()), &ctx, "input.mlir");
+  if (!module) return InvalidArgument("npu compiler: cannot parse the input:\n" + diagnostics);
+
+  PassManager pm(&ctx);
+  ir::buildNpuPipeline(pm, {options.target_path, options.tcm_budget, options.power_cap_w, options.layout});
+  if (failed(pm.run(*module))) return InvalidArgument("npu compiler: compilation failed:\n" + diagnostics);
+
+  CompiledModule out;
+  llvm::raw_string_ostream irs(out.ir);
+  module->print(irs);
+  // Programs in launch order: follow the launches through the functions.
+  SymbolTable symbols(*module);
+  module->walk([&](ir::npu::LaunchOp launch) {
+    auto prog = symbols.lookup<ir::npu::ProgramOp>(launch.getProgram());
+    auto program = ir::npu::toProgram(prog);
+    if (failed(program)) return;
+    auto d = prog->getAttrOfType<DictionaryAttr>("tandem.matmul");
+    CompiledProgram cp;
+    cp.program = std::move(*program);
+    auto format = d ? d.getAs<StringAttr>("format") : StringAttr();
+    auto order = d ? d.getAs<StringAttr>("order") : StringAttr();
+    cp.spec = ir::matmulSpec(intField(d, "rows"), intField(d, "in"), intField(d, "out"),
+                             ir::weightFormat(format ? format.getValue() : "").value_or(DType::F16),
+                             order ? order.getValue() : "activation_stationary",
+                             d && d.getAs<BoolAttr>("double_buffer") && d.getAs<BoolAttr>("double_buffer").getValue(),
+                             d && d.getAs<BoolAttr>("double_buffer_out") && d.getAs<BoolAttr>("double_buffer_out").getValue());
+    if (auto pack = launch.getArgs()[1].getDefiningOp<ir::state::WeightPackOp>()) cp.source_quant = pack.getQuant().str();
+    if (auto est = d ? d.getAs<FloatAttr>("est_cycles") : FloatAttr()) cp.est_cycles = est.getValueAsDouble();
+    if (auto arrays = d ? d.getAs<IntegerAttr>("arrays") : IntegerAttr()) cp.spec.arrays = uint32_t(arrays.getInt());
+    out.programs.push_back(std::move(cp));
+  });
+  module->walk([&](Operation* op) {
+    auto fb = op->getAttrOfType<StringAttr>("fallback");
+    if (!fb) return;
+    FallbackOp f;
+    f.op = op->getName().getStringRef().str();
+    f.device = fb.getValue().str();
+    if (auto r = op->getAttrOfType<StringAttr>("fallback_reason")) f.reason = r.getValue().str();
+    if (auto c = op->getAttrOfType<FloatAttr>("switch_cost_s")) f.switch_cost_s = c.getValueAsDouble();
+    out.fallbacks.push_back(std::move(f));
+  });
+  if (!diagnostics.empty() && out.programs.empty() && out.fallbacks.empty())
+    return Internal("npu compiler: " + diagnostics);
+  return out;
+}
+
+}  // namespace tandem::compiler

@@ -1,0 +1,50 @@
+// The NPU compiler as a library: llm-dialect text in, npu device Programs out. No MLIR type
+// appears here, so the runtime, the CLI and the tests use the compiler without MLIR headers (and
+// with their own exception/RTTI settings).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "npu/oplib/matmul.h"
+#include "npu/program.h"
+
+namespace tandem::compiler {
+
+struct CompileOptions {
+  std::string target_path;  // NPU TargetModel JSON ("" = data/npu/hexagon-v75.json)
+  int64_t tcm_budget = 0;   // bytes the schedules may use (0 = the target's TCM)
+  std::string layout = "auto";  // weight layout: auto, interleaved_unpack, f16_tiles
+  double power_cap_w = 0;       // a power level: average NPU power no schedule may exceed (0 = none)
+};
+
+// One npu.program of the compiled module: what the runtime binds and launches.
+struct CompiledProgram {
+  tandem::npu::Program program;
+  tandem::npu::oplib::MatmulSpec spec;  // operands: x [rows, in] f16, weight pack of spec.wtype, y [rows, out]
+  std::string source_quant;             // the weight's storage format before packing ("q4_0", ...)
+  double est_cycles = 0;                // the cost model's price of the chosen schedule
+};
+
+// An op the NPU does not run.
+struct FallbackOp {
+  std::string op;      // "llm.rmsnorm"
+  std::string device;  // "cpu" / "gpu"
+  std::string reason;
+  double switch_cost_s = 0;
+};
+
+struct CompiledModule {
+  std::vector<CompiledProgram> programs;  // in launch order
+  std::vector<FallbackOp> fallbacks;
+  std::string ir;                         // the final module (npu level), printed
+};
+
+// Parses `mlir` (llm dialect), runs the NPU pipeline (tandem-opt --tandem-npu-pipeline) and
+// returns the programs. Errors carry the compiler's diagnostics with their source locations.
+Result<CompiledModule> compile_mlir(std::string_view mlir, const CompileOptions& options);
+
+}  // namespace tandem::compiler

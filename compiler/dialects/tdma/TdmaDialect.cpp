@@ -1,0 +1,87 @@
+// The tdma dialect: registration and verifiers.
+#include "dialects/tdma/TdmaDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace tandem::ir::tdma;
+
+#include "dialects/tdma/TdmaDialect.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/tdma/TdmaOps.cpp.inc"
+
+void TdmaDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/tdma/TdmaOps.cpp.inc"
+      >();
+}
+
+namespace {
+// Events are 16-bit in the npu Program format (verify: at most 65536).
+constexpr int64_t kMaxEvents = 65536;
+}  // namespace
+
+LogicalResult AllocOp::verify() {
+  const int64_t bytes = int64_t(getBytes()), align = int64_t(getAlignment());
+  if (bytes <= 0) return emitOpError() << "bytes must be positive, got " << bytes;
+  if (align <= 0 || (align & (align - 1)) != 0) return emitOpError() << "alignment must be a power of two, got " << align;
+  if (auto off = getOffset(); off && int64_t(*off) % align != 0)
+    return emitOpError() << "offset " << *off << " is not a multiple of the alignment " << align;
+  return success();
+}
+
+unsigned MatmulTilesOp::expectedBufferCount() {
+  const unsigned w = getDoubleBuffer() ? 2 : 1;
+  return 1 + (getDoubleBufferOut() ? 2 : 1) + w + (getFormat() == "f16" ? 0 : w);
+}
+
+LogicalResult MatmulTilesOp::verify() {
+  if (getFormat() != "f16" && getFormat() != "q8_0" && getFormat() != "q4_0")
+    return emitOpError() << "unknown format \"" << getFormat() << "\"";
+  if (getOrder() != "weight_stationary" && getOrder() != "activation_stationary")
+    return emitOpError() << "unknown order \"" << getOrder() << "\"";
+  if (int64_t(getNBlock()) <= 0 || int64_t(getSlabOut()) <= 0 || int64_t(getSlabIn()) <= 0)
+    return emitOpError("n_block, slab_out and slab_in must be positive");
+  if (getBuffers().size() != expectedBufferCount())
+    return emitOpError() << "expects " << expectedBufferCount() << " TCM buffers for this buffering, got "
+                         << getBuffers().size();
+  for (Value b : getBuffers())
+    if (!b.getDefiningOp<AllocOp>()) return emitOpError("every buffer must come from tdma.alloc");
+  auto x = llvm::cast<RankedTensorType>(getInput().getType());
+  auto y = llvm::cast<RankedTensorType>(getResult().getType());
+  if (x.getRank() != 2 || y.getRank() != 2 || x.getDimSize(0) != y.getDimSize(0))
+    return emitOpError("input and result must be rank-2 with the same rows");
+  return success();
+}
+
+LogicalResult DmaStartOp::verify() {
+  if (getDirection() != "load" && getDirection() != "store")
+    return emitOpError() << "direction must be load or store, got " << getDirection();
+  if (int64_t(getRows()) <= 0 || int64_t(getRowBytes()) <= 0) return emitOpError("rows and row_bytes must be positive");
+  if (int64_t(getTcmStride()) < int64_t(getRowBytes()))
+    return emitOpError() << "tcm_stride " << int64_t(getTcmStride()) << " overlaps rows of " << int64_t(getRowBytes())
+                         << " bytes";
+  if (int64_t(getEvent()) < 0 || int64_t(getEvent()) >= kMaxEvents) return emitOpError("event id out of range");
+  if (!getBuffer().getDefiningOp<AllocOp>()) return emitOpError("buffer must come from tdma.alloc");
+  return success();
+}
+
+LogicalResult DmaWaitOp::verify() {
+  if (int64_t(getEvent()) < 0 || int64_t(getEvent()) >= kMaxEvents) return emitOpError("event id out of range");
+  return success();
+}
+
+LogicalResult SignalOp::verify() {
+  if (int64_t(getEvent()) < 0 || int64_t(getEvent()) >= kMaxEvents) return emitOpError("event id out of range");
+  if (getUnits().empty()) return emitOpError("needs at least one unit");
+  for (Attribute a : getUnits()) {
+    StringRef u = llvm::cast<StringAttr>(a).getValue();
+    if (u != "dma" && u != "matrix" && u != "vector")
+      return emitOpError() << "unknown unit \"" << u << "\" (dma, matrix, vector)";
+  }
+  return success();
+}

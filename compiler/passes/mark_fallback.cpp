@@ -1,0 +1,65 @@
+// llm-mark-fallback: which llm ops leave the NPU, and what leaving costs.
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "npu/cost_model.h"
+#include "passes/Passes.h"
+#include "passes/matmul_spec.h"
+#include "passes/target_option.h"
+
+namespace tandem::ir {
+#define GEN_PASS_DEF_LLMMARKFALLBACK
+#include "passes/Passes.h.inc"
+}  // namespace tandem::ir
+
+using namespace mlir;
+
+namespace tandem::ir {
+namespace {
+
+int64_t tensorBytes(Type t) {
+  auto r = llvm::dyn_cast<RankedTensorType>(t);
+  if (!r || !r.hasStaticShape()) return 0;
+  return r.getNumElements() * ((r.getElementTypeBitWidth() + 7) / 8);
+}
+
+// Why the NPU cannot run `op` on `t` ("" when it can).
+std::string npuBlocker(Operation* op, const tandem::npu::TargetModel& t) {
+  auto lin = dyn_cast<llm::LinearOp>(op);
+  if (!lin) return "no NPU lowering for " + op->getName().getStringRef().str();
+  auto x = llvm::cast<RankedTensorType>(lin.getInput().getType());
+  auto w = llvm::cast<RankedTensorType>(lin.getWeight().getType());
+  auto s = matmulSpec(x.getDimSize(0), x.getDimSize(1), w.getDimSize(0), *weightFormat(lin.getQuant()),
+                      lin.getDataflow().value_or("activation_stationary"));
+  auto plan = tandem::npu::oplib::plan_matmul(s, t);
+  return plan.ok() ? "" : plan.status().message();
+}
+
+struct MarkFallback : impl::LlmMarkFallbackBase<MarkFallback> {
+  using LlmMarkFallbackBase::LlmMarkFallbackBase;
+
+  void runOnOperation() override {
+    const tandem::npu::TargetModel* target = loadTarget(targetPath, getOperation());
+    if (!target) return signalPassFailure();
+    const tandem::npu::CostModel cost(*target);
+    auto* llmDialect = getContext().getLoadedDialect<llm::LlmDialect>();
+    Builder b(&getContext());
+    getOperation().walk([&](Operation* op) {
+      if (op->getDialect() != llmDialect) return;
+      const std::string blocker = npuBlocker(op, *target);
+      if (blocker.empty()) return;
+      if (!op->hasAttr("fallback")) op->setAttr("fallback", b.getStringAttr(isa<llm::SampleOp>(op) ? "cpu" : "gpu"));
+      // Leaving the NPU: the activation goes out through DDR and the result comes back (at the
+      // NPU's DMA rate), and each direction pays one cross-unit completion signal.
+      // (Weights stay where they are: every processor reads them from the same DDR.)
+      int64_t bytes = tensorBytes(op->getOperand(0).getType());
+      for (Value v : op->getResults()) bytes += tensorBytes(v.getType());
+      const double seconds = double(bytes) / target->dma_bytes_per_s() +
+                             2 * target->seconds(cost.signal_latency_cycles());
+      op->setAttr("switch_cost_s", b.getF64FloatAttr(seconds));
+      op->setAttr("fallback_reason", b.getStringAttr(blocker));
+    });
+  }
+};
+
+}  // namespace
+}  // namespace tandem::ir

@@ -1,0 +1,33 @@
+// The default NPU pipeline: llm -> state -> tdma -> npu, every pass on one target.
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "passes/Passes.h"
+
+namespace tandem::ir {
+
+void buildNpuPipeline(mlir::OpPassManager& pm, const PipelineOptions& o) {
+  pm.addPass(createLlmExpandMlp());
+  pm.addPass(createLlmSpecializePhase({o.target}));
+  pm.addPass(createLlmMarkFallback({o.target}));
+  pm.addPass(createLlmToState({o.target, o.layout}));
+  pm.addPass(createStateToTdma({o.target, o.tcm_budget, "auto", o.power_cap_w}));
+  pm.addPass(createTdmaAllocateTcm({o.target, o.tcm_budget}));
+  pm.addPass(createTdmaToNpu({o.target}));
+  pm.addPass(createNpuExport({o.target, ""}));
+}
+
+namespace {
+struct CliOptions : mlir::PassPipelineOptions<CliOptions> {
+  Option<std::string> target{*this, "target", llvm::cl::desc("NPU TargetModel JSON (empty: default)"), llvm::cl::init("")};
+  Option<int64_t> tcmBudget{*this, "tcm-budget", llvm::cl::desc("TCM bytes (0: the target's TCM)"), llvm::cl::init(0)};
+  Option<double> powerCap{*this, "power-cap", llvm::cl::desc("NPU power cap in W (0: none)"), llvm::cl::init(0)};
+};
+}  // namespace
+
+void registerNpuPipeline() {
+  mlir::PassPipelineRegistration<CliOptions>(
+      "tandem-npu-pipeline", "Lower llm to npu programs (phase, fallback, layout, tiling, TCM, emission, check)",
+      [](mlir::OpPassManager& pm, const CliOptions& o) { buildNpuPipeline(pm, {o.target, o.tcmBudget, o.powerCap, "auto"}); });
+}
+
+}  // namespace tandem::ir

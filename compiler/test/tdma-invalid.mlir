@@ -1,0 +1,44 @@
+// RUN: tandem-opt %s -split-input-file -verify-diagnostics
+
+func.func @align() -> index {
+  // expected-error @+1 {{alignment must be a power of two, got 48}}
+  %a = tdma.alloc {bytes = 1024 : i64, alignment = 48 : i64, role = "x"} : index
+  return %a : index
+}
+
+// -----
+
+func.func @offset() -> index {
+  // expected-error @+1 {{offset 100 is not a multiple of the alignment 64}}
+  %a = tdma.alloc {bytes = 1024 : i64, alignment = 64 : i64, role = "x", offset = 100 : i64} : index
+  return %a : index
+}
+
+// -----
+
+func.func @count(%x: tensor<1x64xf16>, %p: tensor<2304xi8>) -> tensor<1x64xf16> {
+  %a = tdma.alloc {bytes = 4096 : i64, alignment = 64 : i64, role = "x"} : index
+  // expected-error @+1 {{expects 3 TCM buffers for this buffering, got 1}}
+  %y = tdma.matmul_tiles %x, %p buffers(%a) {format = "f16", order = "activation_stationary", n_block = 32 : i64,
+      slab_out = 1 : i64, slab_in = 1 : i64, double_buffer = false, double_buffer_out = false, est_cycles = 0.0 : f64}
+      : tensor<1x64xf16>, tensor<2304xi8> -> tensor<1x64xf16>
+  return %y : tensor<1x64xf16>
+}
+
+// -----
+
+func.func @stride(%x: tensor<1x64xf16>) {
+  %a = tdma.alloc {bytes = 4096 : i64, alignment = 64 : i64, role = "x"} : index
+  // expected-error @+1 {{tcm_stride 64 overlaps rows of 128 bytes}}
+  tdma.dma_start "load" %x to %a {ddr_offset = 0 : i64, ddr_stride = 128 : i64, rows = 1 : i64, row_bytes = 128 : i64,
+      tcm_stride = 64 : i64, event = 0 : i64} : tensor<1x64xf16>
+  return
+}
+
+// -----
+
+func.func @units() {
+  // expected-error @+1 {{unknown unit "dsp" (dma, matrix, vector)}}
+  tdma.signal {event = 1 : i64, units = ["matrix", "dsp"]}
+  return
+}

@@ -1,0 +1,99 @@
+#include "compile_cache/cache.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "compile_cache/sha256.h"
+
+namespace tandem::compile_cache {
+
+namespace fs = std::filesystem;
+
+std::string driver_version() { return "tandem-npu-compiler 0.1 (MLIR 19; Program binary v1)"; }
+
+std::string target_hash(const npu::TargetModel& t) { return sha256_hex(t.fingerprint()); }
+
+namespace {
+Result<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError(path + ": cannot open");
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (in.bad()) return IoError(path + ": read error");
+  return s.str();
+}
+}  // namespace
+
+Result<std::string> CacheWriter::add_program(const npu::Program& p, ProgramEntry e) {
+  const std::vector<uint8_t> bytes = npu::serialize(p);
+  const std::string hash = sha256_hex(bytes.data(), bytes.size());
+  for (const ProgramEntry& existing : manifest_.programs)
+    if (existing.sha256 == hash && existing.rows == e.rows && existing.in == e.in && existing.out == e.out &&
+        existing.format == e.format)
+      return existing.name;
+  std::error_code ec;
+  fs::create_directories(fs::path(dir_) / "programs", ec);
+  if (ec) return IoError(dir_ + "/programs: cannot create: " + ec.message());
+  e.name = p.name + "-" + hash.substr(0, 12);
+  e.file = "programs/" + e.name + ".tnpu";
+  e.sha256 = hash;
+  e.bytes = bytes.size();
+  const std::string path = dir_ + "/" + e.file;
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  if (!out.good()) return IoError(path + ": cannot write");
+  manifest_.programs.push_back(e);
+  return e.name;
+}
+
+Status CacheWriter::finish() {
+  const std::string path = dir_ + "/manifest.json";
+  std::ofstream out(path, std::ios::binary);
+  out << manifest_.to_json_text();
+  if (!out.good()) return IoError(path + ": cannot write");
+  return Status::Ok();
+}
+
+Result<CompileCache> CompileCache::open_any(const std::string& dir) {
+  const std::string path = dir + "/manifest.json";
+  TANDEM_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  CompileCache c;
+  c.dir_ = dir;
+  TANDEM_ASSIGN_OR_RETURN(c.manifest_, Manifest::from_json_text(text, path));
+  return c;
+}
+
+Result<CompileCache> CompileCache::open(const std::string& dir, const CacheKey& expected) {
+  TANDEM_ASSIGN_OR_RETURN(CompileCache c, open_any(dir));
+  const CacheKey& k = c.manifest_.key;
+  auto stale = [&](const char* what, const std::string& have, const std::string& want) {
+    return InvalidArgument(dir + "/manifest.json: compiled for another " + std::string(what) + " (cache has '" + have +
+                           "', this run needs '" + want + "'); recompile with tandem compile");
+  };
+  if (k.model_hash != expected.model_hash) return stale("model", k.model_hash, expected.model_hash);
+  if (k.target_hash != expected.target_hash) return stale("NPU target", k.target_hash, expected.target_hash);
+  if (k.driver_version != expected.driver_version) return stale("compiler", k.driver_version, expected.driver_version);
+  if (k.quant_config != expected.quant_config) return stale("quant config", k.quant_config, expected.quant_config);
+  return c;
+}
+
+const ProgramEntry* CompileCache::find(uint32_t rows, uint32_t in, uint32_t out, const std::string& source_quant) const {
+  for (const ProgramEntry& p : manifest_.programs)
+    if (p.rows == rows && p.in == in && p.out == out && p.source_quant == source_quant) return &p;
+  return nullptr;
+}
+
+Result<npu::Program> CompileCache::load(const ProgramEntry& e) const {
+  const std::string path = dir_ + "/" + e.file;
+  TANDEM_ASSIGN_OR_RETURN(std::string bytes, read_file(path));
+  const std::string hash = sha256_hex(bytes.data(), bytes.size());
+  if (hash != e.sha256)
+    return InvalidArgument(path + ": SHA-256 " + hash + " does not match the manifest's " + e.sha256 +
+                           "; refusing to run a modified program");
+  auto p = npu::deserialize(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  if (!p.ok()) return InvalidArgument(path + ": " + p.status().message());
+  return p;
+}
+
+}  // namespace tandem::compile_cache

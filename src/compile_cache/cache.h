@@ -1,0 +1,56 @@
+// A compile cache directory: manifest.json plus one binary Program file per program. Writing
+// hashes every program; reading refuses a cache compiled for another key and any program whose
+// bytes no longer match the SHA-256 the manifest recorded.
+#pragma once
+
+#include <string>
+
+#include "compile_cache/manifest.h"
+#include "core/status.h"
+#include "npu/program.h"
+#include "npu/target_model.h"
+
+namespace tandem::compile_cache {
+
+// The compiler + Program format version the cache key carries: a new compiler never trusts an
+// older compiler's programs.
+std::string driver_version();
+
+// The cache key parts that do not depend on the model.
+std::string target_hash(const npu::TargetModel& t);
+
+class CacheWriter {
+ public:
+  explicit CacheWriter(std::string dir) : dir_(std::move(dir)) {}
+  // Writes the program (binary format) unless an identical one is already stored, and returns its
+  // entry's name. Programs are content-addressed: identical programs of different variants share
+  // one file.
+  Result<std::string> add_program(const npu::Program& p, ProgramEntry entry);
+  Manifest& manifest() { return manifest_; }
+  Status finish();  // writes manifest.json
+ private:
+  std::string dir_;
+  Manifest manifest_;
+};
+
+class CompileCache {
+ public:
+  // Reads and checks manifest.json: its key must equal `expected` (else the error names the part
+  // that differs: a stale cache is never used).
+  static Result<CompileCache> open(const std::string& dir, const CacheKey& expected);
+  // Like open, without a key check (inspection tools).
+  static Result<CompileCache> open_any(const std::string& dir);
+
+  const Manifest& manifest() const { return manifest_; }
+  const std::string& dir() const { return dir_; }
+  // The program for a matmul of this shape and weight storage format, or nullptr.
+  const ProgramEntry* find(uint32_t rows, uint32_t in, uint32_t out, const std::string& source_quant) const;
+  // Loads a program, refusing it when the file's SHA-256 differs from the manifest's.
+  Result<npu::Program> load(const ProgramEntry& e) const;
+
+ private:
+  std::string dir_;
+  Manifest manifest_;
+};
+
+}  // namespace tandem::compile_cache

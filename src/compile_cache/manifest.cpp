@@ -1,0 +1,217 @@
+#include "compile_cache/manifest.h"
+
+#include <nlohmann/json.hpp>
+
+#include "compile_cache/sha256.h"
+
+namespace tandem::compile_cache {
+
+using nlohmann::json;
+
+std::string CacheKey::digest() const {
+  return sha256_hex(model_hash + "\n" + target_hash + "\n" + driver_version + "\n" + quant_config);
+}
+
+const ProgramEntry* Manifest::find_program(const std::string& name) const {
+  for (const ProgramEntry& p : programs)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::string Manifest::to_json_text() const {
+  json j;
+  j["format_version"] = format_version;
+  j["key"] = {{"model_hash", key.model_hash},
+              {"target_hash", key.target_hash},
+              {"driver_version", key.driver_version},
+              {"quant_config", key.quant_config},
+              {"digest", key.digest()}};
+  j["model"] = model_name;
+  j["target"] = target_name;
+  j["buckets"] = buckets;
+  j["variants"] = json::array();
+  for (const VariantEntry& v : variants) {
+    json fb = json::array();
+    for (const FallbackEntry& f : v.fallbacks)
+      fb.push_back({{"op", f.op}, {"device", f.device}, {"reason", f.reason}, {"switch_cost_s", f.switch_cost_s}});
+    j["variants"].push_back({{"phase", v.phase},
+                             {"rows", v.rows},
+                             {"power_level", v.power_level},
+                             {"power_cap_w", v.power_cap_w},
+                             {"precision", v.precision},
+                             {"programs", v.programs},
+                             {"fallbacks", fb},
+                             {"est_seconds", v.est_seconds},
+                             {"compile_seconds", v.compile_seconds}});
+  }
+  j["programs"] = json::array();
+  for (const ProgramEntry& p : programs)
+    j["programs"].push_back({{"name", p.name},
+                             {"file", p.file},
+                             {"sha256", p.sha256},
+                             {"bytes", p.bytes},
+                             {"rows", p.rows},
+                             {"in", p.in},
+                             {"out", p.out},
+                             {"format", p.format},
+                             {"source_quant", p.source_quant},
+                             {"order", p.order},
+                             {"double_buffer", p.double_buffer},
+                             {"double_buffer_out", p.double_buffer_out},
+                             {"arrays", p.arrays},
+                             {"est_cycles", p.est_cycles},
+                             {"max_error_ratio", p.max_error_ratio}});
+  return j.dump(1) + "\n";
+}
+
+namespace {
+
+// Strict field access: every error names the file and the JSON path.
+struct Reader {
+  const std::string& file;
+  Status error;
+
+  const json* field(const json& obj, const std::string& path, const char* name) {
+    if (!error.ok()) return nullptr;
+    if (!obj.is_object() || !obj.contains(name)) {
+      error = InvalidArgument(file + ": missing field '" + path + name + "'");
+      return nullptr;
+    }
+    return &obj.at(name);
+  }
+  std::string str(const json& o, const std::string& path, const char* name) {
+    const json* v = field(o, path, name);
+    if (!v) return {};
+    if (!v->is_string()) {
+      error = InvalidArgument(file + ": field '" + path + name + "' must be a string, got " + v->dump());
+      return {};
+    }
+    return v->get<std::string>();
+  }
+  double num(const json& o, const std::string& path, const char* name) {
+    const json* v = field(o, path, name);
+    if (!v) return 0;
+    if (!v->is_number()) {
+      error = InvalidArgument(file + ": field '" + path + name + "' must be a number, got " + v->dump());
+      return 0;
+    }
+    return v->get<double>();
+  }
+  uint64_t count(const json& o, const std::string& path, const char* name, uint64_t max) {
+    const json* v = field(o, path, name);
+    if (!v) return 0;
+    if (!v->is_number_unsigned() || v->get<uint64_t>() > max) {
+      error = InvalidArgument(file + ": field '" + path + name + "' must be an integer in 0.." + std::to_string(max) +
+                              ", got " + v->dump());
+      return 0;
+    }
+    return v->get<uint64_t>();
+  }
+  bool flag(const json& o, const std::string& path, const char* name) {
+    const json* v = field(o, path, name);
+    if (!v) return false;
+    if (!v->is_boolean()) {
+      error = InvalidArgument(file + ": field '" + path + name + "' must be true or false, got " + v->dump());
+      return false;
+    }
+    return v->get<bool>();
+  }
+  const json* array(const json& o, const std::string& path, const char* name) {
+    const json* v = field(o, path, name);
+    if (v && !v->is_array()) {
+      error = InvalidArgument(file + ": field '" + path + name + "' must be an array");
+      return nullptr;
+    }
+    return v;
+  }
+};
+
+constexpr uint64_t kMaxDim = 1u << 30;
+
+}  // namespace
+
+Result<Manifest> Manifest::from_json_text(const std::string& text, const std::string& file) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) return InvalidArgument(file + ": not valid JSON");
+  Reader r{file, Status::Ok()};
+  Manifest m;
+  m.format_version = int(r.count(j, "", "format_version", 1000));
+  if (r.error.ok() && m.format_version != 1)
+    return InvalidArgument(file + ": format_version " + std::to_string(m.format_version) + " (this tandem reads 1)");
+  if (const json* k = r.field(j, "", "key")) {
+    m.key.model_hash = r.str(*k, "key.", "model_hash");
+    m.key.target_hash = r.str(*k, "key.", "target_hash");
+    m.key.driver_version = r.str(*k, "key.", "driver_version");
+    m.key.quant_config = r.str(*k, "key.", "quant_config");
+  }
+  m.model_name = r.str(j, "", "model");
+  m.target_name = r.str(j, "", "target");
+  if (const json* b = r.array(j, "", "buckets"))
+    for (size_t i = 0; i < b->size(); ++i) {
+      if (!(*b)[i].is_number_unsigned() || (*b)[i].get<uint64_t>() == 0 || (*b)[i].get<uint64_t>() > kMaxDim)
+        return InvalidArgument(file + ": field 'buckets[" + std::to_string(i) + "]' must be a positive row count, got " +
+                               (*b)[i].dump());
+      m.buckets.push_back(uint32_t((*b)[i].get<uint64_t>()));
+    }
+  if (const json* ps = r.array(j, "", "programs"))
+    for (size_t i = 0; i < ps->size() && r.error.ok(); ++i) {
+      const json& o = (*ps)[i];
+      const std::string path = "programs[" + std::to_string(i) + "].";
+      ProgramEntry p;
+      p.name = r.str(o, path, "name");
+      p.file = r.str(o, path, "file");
+      p.sha256 = r.str(o, path, "sha256");
+      p.bytes = r.count(o, path, "bytes", uint64_t(1) << 40);
+      p.rows = uint32_t(r.count(o, path, "rows", kMaxDim));
+      p.in = uint32_t(r.count(o, path, "in", kMaxDim));
+      p.out = uint32_t(r.count(o, path, "out", kMaxDim));
+      p.format = r.str(o, path, "format");
+      p.source_quant = r.str(o, path, "source_quant");
+      p.order = r.str(o, path, "order");
+      p.double_buffer = r.flag(o, path, "double_buffer");
+      p.double_buffer_out = r.flag(o, path, "double_buffer_out");
+      p.arrays = uint32_t(r.count(o, path, "arrays", 4096));
+      p.est_cycles = r.num(o, path, "est_cycles");
+      p.max_error_ratio = r.num(o, path, "max_error_ratio");
+      if (r.error.ok() && (p.file.empty() || p.file.find("..") != std::string::npos || p.file[0] == '/'))
+        return InvalidArgument(file + ": field '" + path + "file' must be a relative path inside the cache, got '" + p.file + "'");
+      if (r.error.ok() && p.sha256.size() != 64)
+        return InvalidArgument(file + ": field '" + path + "sha256' must be 64 hex digits, got '" + p.sha256 + "'");
+      m.programs.push_back(std::move(p));
+    }
+  if (const json* vs = r.array(j, "", "variants"))
+    for (size_t i = 0; i < vs->size() && r.error.ok(); ++i) {
+      const json& o = (*vs)[i];
+      const std::string path = "variants[" + std::to_string(i) + "].";
+      VariantEntry v;
+      v.phase = r.str(o, path, "phase");
+      v.rows = uint32_t(r.count(o, path, "rows", kMaxDim));
+      v.power_level = r.str(o, path, "power_level");
+      v.power_cap_w = r.num(o, path, "power_cap_w");
+      v.precision = r.str(o, path, "precision");
+      v.est_seconds = r.num(o, path, "est_seconds");
+      v.compile_seconds = r.num(o, path, "compile_seconds");
+      if (const json* progs = r.array(o, path, "programs"))
+        for (size_t k = 0; k < progs->size(); ++k) {
+          if (!(*progs)[k].is_string() || !m.find_program((*progs)[k].get<std::string>()))
+            return InvalidArgument(file + ": field '" + path + "programs[" + std::to_string(k) +
+                                   "]' must name a program of the manifest, got " + (*progs)[k].dump());
+          v.programs.push_back((*progs)[k].get<std::string>());
+        }
+      if (const json* fbs = r.array(o, path, "fallbacks"))
+        for (size_t k = 0; k < fbs->size() && r.error.ok(); ++k) {
+          const std::string fp = path + "fallbacks[" + std::to_string(k) + "].";
+          FallbackEntry f;
+          f.op = r.str((*fbs)[k], fp, "op");
+          f.device = r.str((*fbs)[k], fp, "device");
+          f.reason = r.str((*fbs)[k], fp, "reason");
+          f.switch_cost_s = r.num((*fbs)[k], fp, "switch_cost_s");
+          v.fallbacks.push_back(std::move(f));
+        }
+      m.variants.push_back(std::move(v));
+    }
+  if (!r.error.ok()) return r.error;
+  return m;
+}
+
+}  // namespace tandem::compile_cache

@@ -1,0 +1,71 @@
+// The compile cache's manifest (manifest.json): what was compiled for which model, target,
+// compiler and quant config, every variant (phase x bucket x power level x precision) with its
+// programs, and the SHA-256 of every program file. Parsing is strict: a missing or mistyped field
+// is an error naming the file and the field.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace tandem::compile_cache {
+
+// The cache key: a cache answers only a runtime whose key is equal.
+struct CacheKey {
+  std::string model_hash;      // SHA-256 of the model file (of its shape description for presets)
+  std::string target_hash;     // SHA-256 of the NPU target's fingerprint (every number of the model)
+  std::string driver_version;  // compiler + program format version
+  std::string quant_config;    // precisions compiled, e.g. "q4_0"
+  bool operator==(const CacheKey&) const = default;
+  std::string digest() const;  // SHA-256 over the four fields
+};
+
+// One program file: a matmul of x [rows, in] by a `format` weight pack -> y [rows, out].
+struct ProgramEntry {
+  std::string name;          // unique in the cache
+  std::string file;          // relative to the cache directory (binary Program format)
+  std::string sha256;        // of the file's bytes
+  uint64_t bytes = 0;
+  uint32_t rows = 0, in = 0, out = 0;
+  std::string format;        // pack format: f16, q8_0, q4_0
+  std::string source_quant;  // the weight's storage format
+  std::string order;         // weight_stationary / activation_stationary
+  bool double_buffer = true, double_buffer_out = true;
+  uint32_t arrays = 0;
+  double est_cycles = 0;
+  double max_error_ratio = -1;  // differential validation (-1: not validated)
+};
+
+struct FallbackEntry {
+  std::string op, device, reason;
+  double switch_cost_s = 0;
+};
+
+struct VariantEntry {
+  std::string phase;        // prefill / decode
+  uint32_t rows = 0;        // the bucket (decode: 1)
+  std::string power_level;  // name, e.g. "max" or "2.0W"
+  double power_cap_w = 0;   // 0 = uncapped
+  std::string precision;    // weight storage format
+  std::vector<std::string> programs;  // ProgramEntry names, in launch order
+  std::vector<FallbackEntry> fallbacks;
+  double est_seconds = 0;   // sum of the programs' estimates
+  double compile_seconds = 0;
+};
+
+struct Manifest {
+  int format_version = 1;
+  CacheKey key;
+  std::string model_name, target_name;
+  std::vector<uint32_t> buckets;
+  std::vector<VariantEntry> variants;
+  std::vector<ProgramEntry> programs;
+
+  const ProgramEntry* find_program(const std::string& name) const;
+  std::string to_json_text() const;
+  static Result<Manifest> from_json_text(const std::string& text, const std::string& file_label);
+};
+
+}  // namespace tandem::compile_cache

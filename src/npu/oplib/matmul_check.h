@@ -1,0 +1,30 @@
+// Differential validation of a matmul program: run it on the functional executor with random
+// operands and compare against a double-precision reference. Used by the compiler (every variant
+// of `tandem compile` is checked before it enters the cache) and by the tests.
+#pragma once
+
+#include <cstdint>
+
+#include "core/status.h"
+#include "npu/oplib/matmul.h"
+#include "npu/program.h"
+
+namespace tandem::npu::oplib {
+
+struct MatmulCheck {
+  double max_error_ratio = 0;  // max over checked outputs of |got - ref| / tolerance (<= 1 passes)
+  uint64_t outputs_checked = 0;
+  uint64_t failures = 0;       // outputs over their tolerance, or not finite
+  bool padding_untouched = true;  // rows past valid_rows produced zeros (padding rows are zero input)
+  bool ok() const { return failures == 0 && padding_untouched; }
+};
+
+// `program` computes spec (x [spec.n, spec.in] fp16, weight pack of spec.wtype, y [spec.n, spec.out]);
+// the weights are random in `source` format (packed with pack_weights_from). The first
+// `valid_rows` rows of x are random, the rest zero: a length bucket padded up to spec.n rows.
+// Tolerance per output: one fp16 rounding per 32-wide in-tile on the sum of |products| (the
+// arrays round their fp32 accumulator to fp16 once per tile op) plus one for the result.
+Result<MatmulCheck> check_matmul_program(const Program& program, const MatmulSpec& spec, DType source,
+                                         uint32_t valid_rows, uint64_t seed, const TargetModel& t);
+
+}  // namespace tandem::npu::oplib

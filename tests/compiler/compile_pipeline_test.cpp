@@ -1,0 +1,143 @@
+// The compiler end to end through its C++ API: llm-dialect text in, programs out, and every
+// program run on the npu device's functional executor against a double-precision reference.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "compiler/api/npu_compiler.h"
+#include "npu/executor.h"
+#include "npu/oplib/matmul_check.h"
+#include "npu/target_model.h"
+
+namespace tandem::compiler {
+namespace {
+
+const npu::TargetModel& target() {
+  static const npu::TargetModel t = [] {
+    auto r = npu::TargetModel::load(std::string(TANDEM_SOURCE_DIR) + "/data/npu/hexagon-v75.json");
+    if (!r.ok()) throw std::runtime_error(r.status().message());
+    return r.value();
+  }();
+  return t;
+}
+
+std::string linear(int rows, int in, int out, const std::string& quant) {
+  const std::string x = "tensor<" + std::to_string(rows) + "x" + std::to_string(in) + "xf16>";
+  const std::string w = "tensor<" + std::to_string(out) + "x" + std::to_string(in) + "xf16>";
+  const std::string y = "tensor<" + std::to_string(rows) + "x" + std::to_string(out) + "xf16>";
+  return "func.func @f(%x: " + x + ", %w: " + w + ") -> " + y + " {\n  %y = llm.linear %x, %w {quant = \"" + quant +
+         "\"} : " + x + ", " + w + " -> " + y + "\n  return %y : " + y + "\n}\n";
+}
+
+// Compiles one linear and checks the program at the bucket's edges: all rows valid, and one row
+// (a short prompt padded up to the bucket).
+void compile_and_check(int rows, int in, int out, const std::string& quant, const CompileOptions& o = {}) {
+  SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(in) + " -> " + std::to_string(out) + " " + quant + " layout " +
+               o.layout + " budget " + std::to_string(o.tcm_budget));
+  auto m = compile_mlir(linear(rows, in, out, quant), o);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->programs.size(), 1u);
+  const CompiledProgram& p = m->programs[0];
+  EXPECT_EQ(p.spec.n, uint32_t(rows));
+  EXPECT_EQ(p.spec.in, uint32_t(in));
+  EXPECT_EQ(p.spec.out, uint32_t(out));
+  EXPECT_EQ(p.source_quant, quant);
+  EXPECT_GT(p.est_cycles, 0);
+  const DType source = *dtype_from_name(quant);
+  for (uint32_t valid : {uint32_t(rows), 1u}) {
+    auto c = npu::oplib::check_matmul_program(p.program, p.spec, source, valid, 42 + valid, target());
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    EXPECT_TRUE(c->ok()) << c->failures << " outputs over tolerance (max ratio " << c->max_error_ratio << ")"
+                         << (c->padding_untouched ? "" : ", padding rows written");
+    EXPECT_EQ(c->outputs_checked, uint64_t(valid) * out);
+  }
+}
+
+TEST(CompilePipeline, DecodeGemvMatchesReference) {
+  compile_and_check(1, 256, 512, "q4_0");
+  compile_and_check(1, 128, 96, "q8_0");
+  compile_and_check(1, 100, 70, "f16");  // ragged: padded tiles
+}
+
+TEST(CompilePipeline, PrefillGemmMatchesReference) {
+  compile_and_check(64, 256, 160, "q4_0");
+  compile_and_check(33, 96, 64, "f16");
+}
+
+TEST(CompilePipeline, BothWeightLayoutsMatchReference) {
+  compile_and_check(8, 128, 96, "q4_0", {"", 0, "interleaved_unpack"});
+  compile_and_check(8, 128, 96, "q4_0", {"", 0, "f16_tiles"});
+}
+
+TEST(CompilePipeline, ShortTcmBudgetStillCorrect) {
+  // Forces two n-blocks of 128 rows, small slabs and one output panel (asymmetric buffering).
+  compile_and_check(256, 512, 1024, "f16", {"", 200000, "auto"});
+  auto m = compile_mlir(linear(256, 512, 1024, "f16"), {"", 200000, "auto"});
+  ASSERT_TRUE(m.ok());
+  EXPECT_TRUE(m->programs[0].spec.double_buffer);
+  EXPECT_FALSE(m->programs[0].spec.double_buffer_out);
+}
+
+TEST(CompilePipeline, TilingSearchNeverPricedWorseThanTheLibrary) {
+  for (auto [rows, in, out] : {std::tuple{1, 2048, 8192}, std::tuple{128, 2048, 2048}, std::tuple{512, 2048, 512},
+                               std::tuple{7, 4096, 1024}}) {
+    auto m = compile_mlir(linear(rows, in, out, "q4_0"), {});
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    const auto& p = m->programs[0];
+    npu::oplib::MatmulSpec lib = p.spec;
+    lib.double_buffer = lib.double_buffer_out = true;
+    auto plan = npu::oplib::plan_matmul(lib, target());
+    ASSERT_TRUE(plan.ok());
+    EXPECT_LE(p.est_cycles, npu::oplib::estimate_matmul_cycles(lib, *plan, target()) * (1 + 1e-12))
+        << rows << "x" << in << "->" << out;
+  }
+}
+
+TEST(CompilePipeline, EstimateTracksTheTimedExecutor) {
+  // The compiler's price (CostModel::pipelined_cycles over the plan) and the executor's timed run
+  // (the same CostModel primitives, event by event) must tell the same story.
+  for (auto [rows, in, out] : {std::tuple{1, 1024, 2048}, std::tuple{64, 512, 1024}, std::tuple{256, 1024, 512}}) {
+    auto m = compile_mlir(linear(rows, in, out, "q4_0"), {});
+    ASSERT_TRUE(m.ok());
+    npu::Executor ex(target());
+    auto rep = ex.run(m->programs[0].program, {false, true});
+    ASSERT_TRUE(rep.ok()) << rep.status().message();
+    const double ratio = m->programs[0].est_cycles / rep->total_cycles;
+    EXPECT_GT(ratio, 0.7) << rows << "x" << in << "->" << out << ": estimate " << m->programs[0].est_cycles << " timed "
+                          << rep->total_cycles;
+    EXPECT_LT(ratio, 1.3) << rows << "x" << in << "->" << out << ": estimate " << m->programs[0].est_cycles << " timed "
+                          << rep->total_cycles;
+  }
+}
+
+TEST(CompilePipeline, FallbacksAreReported) {
+  const std::string text =
+      "func.func @f(%x: tensor<1x64xf16>, %g: tensor<64xf16>) -> tensor<1xi32> {\n"
+      "  %n = llm.rmsnorm %x, %g {eps = 1.0e-05 : f32} : tensor<1x64xf16>, tensor<64xf16>\n"
+      "  %t = llm.sample %n {temperature = 0.0 : f32, top_k = 1 : i64} : tensor<1x64xf16> -> tensor<1xi32>\n"
+      "  return %t : tensor<1xi32>\n}\n";
+  auto m = compile_mlir(text, {});
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_TRUE(m->programs.empty());
+  ASSERT_EQ(m->fallbacks.size(), 2u);
+  EXPECT_EQ(m->fallbacks[0].op, "llm.rmsnorm");
+  EXPECT_EQ(m->fallbacks[0].device, "gpu");
+  EXPECT_EQ(m->fallbacks[1].device, "cpu");
+  EXPECT_GT(m->fallbacks[0].switch_cost_s, 0);
+}
+
+TEST(CompilePipeline, ErrorsCarryLocations) {
+  auto bad = compile_mlir("func.func @f(%x: tensor<1x64xf16>) {\n  %y = llm.bogus %x\n}\n", {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("input.mlir:2"), std::string::npos) << bad.status().message();
+  auto nofit = compile_mlir(linear(1, 256, 512, "q4_0"), {"", 4096, "auto"});
+  ASSERT_FALSE(nofit.ok());
+  EXPECT_NE(nofit.status().message().find("no schedule fits the TCM budget of 4096 B"), std::string::npos)
+      << nofit.status().message();
+  auto notarget = compile_mlir(linear(1, 64, 64, "f16"), {"/nonexistent/t.json", 0, "auto"});
+  ASSERT_FALSE(notarget.ok());
+  EXPECT_NE(notarget.status().message().find("/nonexistent/t.json"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tandem::compiler
