@@ -47,8 +47,10 @@ Result<CompiledModule> compile_mlir(std::string_view text, const CompileOptions&
   if (failed(pm.run(*module))) return InvalidArgument("npu compiler: compilation failed:\n" + diagnostics);
 
   CompiledModule out;
-  llvm::raw_string_ostream irs(out.ir);
-  module->print(irs);
+  if (options.keep_ir) {
+    llvm::raw_string_ostream irs(out.ir);
+    module->print(irs);
+  }
   // Programs in launch order: follow the launches through the functions.
   SymbolTable symbols(*module);
   module->walk([&](ir::npu::LaunchOp launch) {

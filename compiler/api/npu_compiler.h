@@ -19,6 +19,7 @@ struct CompileOptions {
   int64_t tcm_budget = 0;   // bytes the schedules may use (0 = the target's TCM)
   std::string layout = "auto";  // weight layout: auto, interleaved_unpack, f16_tiles
   double power_cap_w = 0;       // a power level: average NPU power no schedule may exceed (0 = none)
+  bool keep_ir = false;         // print the final module into CompiledModule::ir (large for big buckets)
 };
 
 // One npu.program of the compiled module: what the runtime binds and launches.
@@ -40,7 +41,7 @@ struct FallbackOp {
 struct CompiledModule {
   std::vector<CompiledProgram> programs;  // in launch order
   std::vector<FallbackOp> fallbacks;
-  std::string ir;                         // the final module (npu level), printed
+  std::string ir;                         // the final module (npu level), when keep_ir
 };
 
 // Parses `mlir` (llm dialect), runs the NPU pipeline (tandem-opt --tandem-npu-pipeline) and

@@ -48,6 +48,9 @@ Result<std::string> CacheWriter::add_program(const npu::Program& p, ProgramEntry
 }
 
 Status CacheWriter::finish() {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) return IoError(dir_ + ": cannot create: " + ec.message());
   const std::string path = dir_ + "/manifest.json";
   std::ofstream out(path, std::ios::binary);
   out << manifest_.to_json_text();

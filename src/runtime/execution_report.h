@@ -30,6 +30,7 @@ struct ExecutionReport {
   uint64_t device_bytes_copied = 0;
   // The NPU: graphs built (static shapes), their modeled build time, and fallbacks to the GPU.
   uint64_t npu_graphs = 0;
+  uint64_t npu_graphs_compiled = 0;  // of those, programs from a compile cache (tandem compile)
   double npu_prepare_seconds = 0;
   uint64_t npu_prepare_fallbacks = 0;  // parts lowered onto the GPU: no graph (per chunk)
   uint64_t npu_run_fallbacks = 0;      // kernels the NPU failed, run again on the GPU

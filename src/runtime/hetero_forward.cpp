@@ -45,6 +45,7 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
     TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<devices::Device> d, devices::open_device(name, model, o.n_threads));
     if (name == o.partition.npu) {
       h->npu_model_ = dynamic_cast<devices::NpuDevice*>(d.get());
+      if (o.npu_cache && h->npu_model_) h->npu_model_->set_compile_cache(o.npu_cache);
       if (faults.any()) d = std::make_unique<devices::FaultInjectingDevice>(std::move(d), faults);
     }
     TANDEM_RETURN_IF_ERROR(d->map_shared_memory(h->memory_.get(0), h->memory_.total_bytes()));
@@ -81,6 +82,7 @@ ExecutionReport HeteroForward::execution_report() const {
   r.host_bytes_copied = s.host_bytes_copied;
   for (const auto& [name, d] : devices_) r.device_bytes_copied += d->bytes_copied();
   r.npu_graphs = npu_model_ ? npu_model_->graphs_prepared() : 0;
+  r.npu_graphs_compiled = npu_model_ ? npu_model_->graphs_from_cache() : 0;
   r.npu_prepare_seconds = prepare_seconds();
   r.npu_prepare_fallbacks = uint64_t(partitioner_->fallbacks());
   r.npu_run_fallbacks = s.rerun_on_fallback;

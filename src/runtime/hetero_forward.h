@@ -16,6 +16,10 @@
 
 namespace tandem {
 
+namespace compile_cache {
+class CompileCache;
+}
+
 struct HeteroOptions {
   PartitionOptions partition;
   int context = 0;      // 0: min(model context, 4096)
@@ -25,6 +29,8 @@ struct HeteroOptions {
   // Injected NPU faults (devices/fault_injection.h): "prepare", "run" or "run:N"; empty takes
   // TANDEM_NPU_FAULT from the environment, if set.
   std::string npu_fault;
+  // Compiled NPU programs (tandem compile); matmul shapes it holds run them (devices/npu/npu_device.h).
+  std::shared_ptr<const compile_cache::CompileCache> npu_cache;
 };
 
 class HeteroForward final : public Forward {

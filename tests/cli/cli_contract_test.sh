@@ -114,6 +114,31 @@ done
 check "report unknown paper" one_line_error "'mlc'" "$TANDEM" report mlc -o "$WORK/rep2"
 check "report bad lengths" one_line_error "--prefill-lengths: '0'" "$TANDEM" report heteroinfer -o "$WORK/rep2" --prefill-lengths 32,0
 
+# compile: the NPU variant set through the MLIR compiler into a compile cache (when built with it).
+if "$TANDEM" compile --help >/dev/null 2>&1; then
+  Q="$WORK/q4.gguf"; CC="$WORK/cache"
+  "$TANDEM" gen-model --preset test-small --type q4_0 --seed 5 -o "$Q" >/dev/null 2>&1
+  cj=$("$TANDEM" compile -m "$Q" --buckets 4,8 --power-levels max,1.5W --json -o "$CC")
+  check "compile json" bash -c "grep -q '\"variants\":6' <<<'$cj' && grep -q '\"programs_compiled\":42' <<<'$cj'"
+  check "compile manifest" python3 -c "import json,sys; m=json.load(open('$CC/manifest.json')); sys.exit(0 if len(m['programs'])>0 and all(len(p['sha256'])==64 and p['max_error_ratio']<=1 for p in m['programs']) else 1)"
+  check "compile table" bash -c "\"$TANDEM\" compile --model-preset test-small --buckets 16 --no-validate -o '$WORK/cache2' | grep -q '^| prefill |    16 |'"
+  run_ids() { "$TANDEM" run -m "$Q" --devices opencl,npu --strategy npu-only --standard-lengths 4,8 --prompt-ids "1 2 3 4 5 6 7" -n 6 --ids --temp 0 "$@" 2>/dev/null; }
+  if "$TANDEM" devices 2>/dev/null | grep -q "opencl.*yes"; then
+    lib=$(run_ids); cc=$(run_ids --npu-cache "$CC")
+    check "npu cache: same tokens as the library" [ -n "$lib" ] && [ "$lib" = "$cc" ]
+    check "npu cache used" bash -c "\"$TANDEM\" run -m '$Q' --devices opencl,npu --strategy npu-only --standard-lengths 4,8 --prompt-ids '1 2 3' -n 2 --npu-cache '$CC' -v 2>&1 | grep -Eq '\\(([1-9][0-9]*) compiled, from the compile cache'"
+    cp -r "$CC" "$WORK/tampered"; f=$(ls "$WORK"/tampered/programs/*.tnpu | head -1)
+    printf '\x01' | dd of="$f" bs=1 seek=60 conv=notrunc 2>/dev/null
+    check "tampered program refused" bash -c "\"$TANDEM\" run -m '$Q' --devices opencl,npu --strategy npu-only --standard-lengths 4,8 --prompt-ids '1 2 3 4 5 6 7' -n 2 --npu-cache '$WORK/tampered' 2>&1 | grep -q 'refusing to run a modified program'"
+    check "stale cache refused" one_line_error "compiled for another model" "$TANDEM" run -m "$M" --devices opencl,npu --prompt-ids "1 2" -n 1 --npu-cache "$CC"
+  fi
+  check "compile needs a model" one_line_error "-m MODEL or --model-preset" "$TANDEM" compile -o "$WORK/c3"
+  check "compile bad power level" one_line_error "'fast'" "$TANDEM" compile --model-preset test-small --power-levels max,fast -o "$WORK/c3"
+  check "compile bad buckets" one_line_error "must increase" "$TANDEM" compile --model-preset test-small --buckets 8,4 -o "$WORK/c3"
+  check "compile bad precision" one_line_error "'q5_k'" "$TANDEM" compile --model-preset test-small --buckets 8 --precisions q5_k -o "$WORK/c3"
+  check "npu cache needs hetero" one_line_error "needs --devices opencl,npu" "$TANDEM" run -m "$M" --prompt-ids "1" --npu-cache "$CC"
+fi
+
 # errors: non-zero exit, one line, naming the problem.
 check "missing model file" one_line_error "/nonexistent.gguf" "$TANDEM" run -m /nonexistent.gguf -p hi
 check "not a gguf" one_line_error "magic" "$TANDEM" info -m "$SHARED/testdata/vocab/ggml-vocab-llama-spm.gguf.inp"

@@ -154,6 +154,7 @@ Command add_bench(CLI::App& app) {
             o->bench.threads = o->model.threads;
             ProgressBar bar("bench");
             if (!o->json) o->bench.progress = [&bar](double f) { bar.update(f); };
+            o->bench.devices.model_file = o->model.model;
             TANDEM_ASSIGN_OR_RETURN(BenchResult r, run_bench(model, o->bench));
             print_bench(*model, o->bench, r, o->json, o->model.model);
             return Status::Ok();

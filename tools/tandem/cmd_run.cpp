@@ -48,7 +48,8 @@ Command add_run(CLI::App& app) {
               prompt = model->tokenizer().encode(o->prompt, true, true);
             }
             TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<Forward> forward,
-                                    make_forward(model, o->devices, o->model.threads, o->model.context, 512));
+                                    make_forward(model, with_model_file(o->devices, o->model.model), o->model.threads,
+                                                 o->model.context, 512));
             std::unique_ptr<Session> session = Session::over(model, std::move(forward));
             GenerateOptions g;
             g.n_predict = o->n_predict;

@@ -17,6 +17,7 @@ nlohmann::json execution_json(const ExecutionReport& r) {
           {"host_bytes_copied", r.host_bytes_copied},
           {"device_bytes_copied", r.device_bytes_copied},
           {"npu_graphs", r.npu_graphs},
+          {"npu_graphs_compiled", r.npu_graphs_compiled},
           {"npu_prepare_s", r.npu_prepare_seconds},
           {"npu_prepare_fallbacks", r.npu_prepare_fallbacks},
           {"npu_run_fallbacks", r.npu_run_fallbacks},
@@ -42,9 +43,10 @@ std::string execution_table(const ExecutionReport& r) {
   add("bytes copied    %llu host (padding merges), %llu host<->device\n", (unsigned long long)r.host_bytes_copied,
       (unsigned long long)r.device_bytes_copied);
   if (!r.sync.empty()) {
-    add("npu graphs      %llu prepared, %.1f ms modeled build; fallbacks to the GPU: %llu at prepare, %llu at run\n",
-        (unsigned long long)r.npu_graphs, r.npu_prepare_seconds * 1e3, (unsigned long long)r.npu_prepare_fallbacks,
-        (unsigned long long)r.npu_run_fallbacks);
+    add("npu graphs      %llu prepared (%llu compiled, from the compile cache), %.1f ms modeled build; fallbacks to "
+        "the GPU: %llu at prepare, %llu at run\n",
+        (unsigned long long)r.npu_graphs, (unsigned long long)r.npu_graphs_compiled, r.npu_prepare_seconds * 1e3,
+        (unsigned long long)r.npu_prepare_fallbacks, (unsigned long long)r.npu_run_fallbacks);
     add("sync            %s: %llu fast waits, %llu fell back to blocking; completion flags polled for: %s\n",
         r.sync.c_str(), (unsigned long long)r.fast_waits, (unsigned long long)r.fast_fallbacks,
         r.flag_devices.empty() ? "none" : r.flag_devices.c_str());

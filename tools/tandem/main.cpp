@@ -12,6 +12,9 @@ int main(int argc, char** argv) {
                                        cli::add_tokenize(app), cli::add_gen_model(app),
                                        cli::add_devices(app), cli::add_simulate(app),
                                        cli::add_profile(app), cli::add_plan(app), cli::add_report(app), cli::add_buckets(app)};
+#ifdef TANDEM_HAS_COMPILER
+  commands.push_back(cli::add_compile(app));
+#endif
 
   try {
     app.parse(argc, argv);

@@ -4,6 +4,9 @@
 #include <sstream>
 
 #include "devices/cpu/cpu_forward.h"
+#include "compile_cache/cache.h"
+#include "compile_cache/sha256.h"
+#include "devices/npu/npu_device.h"
 #include "devices/registry.h"
 #include "runtime/graph_forward.h"
 #include "planner/plan.h"
@@ -23,6 +26,9 @@ void DeviceOptions::add_to(CLI::App* sub) {
   sub->add_option("--npu-fault", npu_fault,
                   "inject NPU faults to drill the fallback: prepare | run | run:N (every Nth kernel); "
                   "also TANDEM_NPU_FAULT");
+  sub->add_option("--npu-cache", npu_cache,
+                  "with --devices opencl,npu: run the compiled programs of this compile cache (tandem compile -o) "
+                  "where it has the shape; the cache must be for this model, target and compiler");
   sub->add_option("--trace", trace, "write a Chrome trace (Perfetto) of the device timeline to this file");
 }
 
@@ -68,6 +74,9 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
   if (!d.npu_fault.empty() && names != std::vector<std::string>{"npu", "opencl"}) {
     return InvalidArgument("--npu-fault: '" + d.npu_fault + "' needs --devices opencl,npu (the NPU's parts fall back to the GPU)");
   }
+  if (!d.npu_cache.empty() && names != std::vector<std::string>{"npu", "opencl"}) {
+    return InvalidArgument("--npu-cache: '" + d.npu_cache + "' needs --devices opencl,npu");
+  }
   if (names == std::vector<std::string>{"cpu"}) {
     TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<cpu::CpuForward> f, cpu::CpuForward::create(model, {threads, context, max_batch}));
     return std::unique_ptr<Forward>(std::move(f));
@@ -88,6 +97,18 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
   }
   TANDEM_ASSIGN_OR_RETURN(o.sync, sync_mode_from_name(d.sync));
   o.npu_fault = d.npu_fault;
+  if (!d.npu_cache.empty()) {
+    // The cache must be for this model file, this NPU target and this compiler.
+    if (d.model_file.empty()) return Internal("--npu-cache: the model file is unknown");
+    TANDEM_ASSIGN_OR_RETURN(npu::TargetModel target, npu::TargetModel::load_default());
+    compile_cache::CacheKey key;
+    TANDEM_ASSIGN_OR_RETURN(key.model_hash, compile_cache::sha256_file(d.model_file));
+    key.target_hash = compile_cache::target_hash(target);
+    key.driver_version = compile_cache::driver_version();
+    key.quant_config = model->layers().empty() ? "" : std::string(dtype_name(model->layers()[0].wq.type));
+    TANDEM_ASSIGN_OR_RETURN(compile_cache::CompileCache cache, compile_cache::CompileCache::open(d.npu_cache, key));
+    o.npu_cache = std::make_shared<const compile_cache::CompileCache>(std::move(cache));
+  }
   o.context = context;
   o.max_batch = max_batch;
   o.n_threads = threads;

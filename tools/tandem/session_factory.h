@@ -22,8 +22,14 @@ struct DeviceOptions {
   std::string sync = "fast";
   std::string npu_fault;  // injected NPU faults: prepare | run | run:N (else TANDEM_NPU_FAULT)
   std::string plan;       // a solver plan (JSON); its entries override --strategy per matmul
+  std::string npu_cache;  // a compile cache from `tandem compile` (--devices npu)
+  std::string model_file; // the model's path (the compile cache is keyed by its SHA-256); set by the caller
 
   void add_to(CLI::App* sub);
+  friend DeviceOptions with_model_file(DeviceOptions d, const std::string& path) {
+    d.model_file = path;
+    return d;
+  }
   bool several() const { return devices.find(',') != std::string::npos; }  // a strategy applies
 };
 

@@ -41,7 +41,7 @@ bool NpuDevice::supports(const OpCall& c) const {
          graphs_.count(GraphSpec::of(c).key()) > 0;
 }
 
-Result<NpuDevice::Graph> NpuDevice::build(const GraphSpec& s, double* cost) const {
+Result<NpuDevice::Graph> NpuDevice::build(const GraphSpec& s, double* cost, bool* cached) const {
   if (!op_kind_supported(s.kind)) {
     return Unsupported(std::string("npu: the operator library has no graph for ") + op_kind_name(s.kind) +
                        " (it stays on the GPU or CPU)");
@@ -61,6 +61,16 @@ Result<NpuDevice::Graph> NpuDevice::build(const GraphSpec& s, double* cost) cons
     spec.out = uint32_t(s.row_end - s.row_begin);
     spec.wtype = s.weight->type;
     const uint8_t* rows = s.weight->data + size_t(s.row_begin) * s.weight->row_bytes();
+    if (cache_) {
+      if (const compile_cache::ProgramEntry* e =
+              cache_->find(spec.n, spec.in, spec.out, std::string(dtype_name(s.weight->type)))) {
+        TANDEM_ASSIGN_OR_RETURN(npu::oplib::PreparedMatmul g,
+                                load_compiled(*e, rows, size_t(spec.out) * s.weight->row_bytes(), s.weight->type));
+        *cost = g.prepare_seconds;
+        *cached = true;
+        return Graph(std::move(g));
+      }
+    }
     TANDEM_ASSIGN_OR_RETURN(npu::oplib::PreparedMatmul g,
                             npu::oplib::prepare_matmul(spec, target_, rows, size_t(spec.out) * s.weight->row_bytes()));
     *cost = g.prepare_seconds;
@@ -82,11 +92,37 @@ Result<NpuDevice::Graph> NpuDevice::build(const GraphSpec& s, double* cost) cons
   return Graph(std::move(g));
 }
 
+Result<npu::oplib::PreparedMatmul> NpuDevice::load_compiled(const compile_cache::ProgramEntry& e, const uint8_t* rows,
+                                                         size_t bytes, DType source) const {
+  npu::oplib::PreparedMatmul g;
+  g.spec.n = e.rows;
+  g.spec.in = e.in;
+  g.spec.out = e.out;
+  const auto format = dtype_from_name(e.format);
+  if (!format) return InvalidArgument(cache_->dir() + "/manifest.json: program '" + e.name + "' has format '" + e.format + "'");
+  g.spec.wtype = *format;
+  g.spec.order = e.order == "weight_stationary" ? npu::oplib::MatmulOrder::kNaive : npu::oplib::MatmulOrder::kExchanged;
+  g.spec.double_buffer = e.double_buffer;
+  g.spec.double_buffer_out = e.double_buffer_out;
+  g.spec.arrays = e.arrays;
+  TANDEM_ASSIGN_OR_RETURN(g.program, cache_->load(e));  // refuses a program whose SHA-256 changed
+  TANDEM_RETURN_IF_ERROR(npu::verify(g.program, target_));
+  TANDEM_ASSIGN_OR_RETURN(g.weight_pack, npu::oplib::pack_weights_from(g.spec, target_, source, rows, bytes));
+  if (g.program.buffers.size() != 3 || g.program.buffers[1].bytes != g.weight_pack.size())
+    return InvalidArgument(cache_->dir() + "/" + e.file + ": program does not bind a " + std::to_string(g.weight_pack.size()) +
+                           " B weight pack as its buffer 1");
+  g.graph_bytes = (uint64_t(g.spec.n) * g.spec.in + uint64_t(g.spec.n) * g.spec.out) * 2;
+  g.prepare_seconds = target_.prepare_seconds(g.graph_bytes);
+  return g;
+}
+
 Result<PrepareReport> NpuDevice::prepare(const GraphSpec& s) {
   const std::string key = s.key();
   if (graphs_.count(key)) return PrepareReport{true, 0.0};
   double cost = 0;
-  TANDEM_ASSIGN_OR_RETURN(Graph g, build(s, &cost));
+  bool cached = false;
+  TANDEM_ASSIGN_OR_RETURN(Graph g, build(s, &cost, &cached));
+  if (cached) ++from_cache_;
   prepare_total_ += cost;
   graphs_.emplace(key, std::move(g));
   return PrepareReport{false, cost};

@@ -3,6 +3,10 @@
 // time for a static shape and refuses anything else; prepare() is charged the target's
 // graph-build cost and cached.
 //
+// With a compile cache (set_compile_cache), a matmul whose shape and weight format the cache
+// holds runs the compiler's program instead of the library's, after its SHA-256 is checked; a
+// program whose bytes changed fails prepare() (it is never run).
+//
 // Graphs come from the operator library: matmul (f16/q8_0/q4_0 weights, W4A16) and the vector
 // unit's rmsnorm, swiglu and add. Rope, attention, the KV store and embedding lookups have no
 // NPU graph (HeteroInfer keeps them on the GPU); prepare() refuses them with a reason.
@@ -11,6 +15,7 @@
 #include <map>
 #include <variant>
 
+#include "compile_cache/cache.h"
 #include "core/half.h"
 #include "devices/device.h"
 #include "npu/executor.h"
@@ -30,6 +35,10 @@ class NpuDevice final : public Device {
   Result<std::unique_ptr<Completion>> submit(const OpCall& call) override;
   double prepare_seconds_total() const override { return prepare_total_; }
   size_t graphs_prepared() const { return graphs_.size(); }
+  // Compiled programs for matmul shapes (see the top of this file).
+  void set_compile_cache(std::shared_ptr<const compile_cache::CompileCache> cache) { cache_ = std::move(cache); }
+  size_t graphs_from_cache() const { return from_cache_; }
+  const npu::TargetModel& target() const { return target_; }
 
   static bool weight_type_supported(DType t);
   // Whether the operator library has a graph for this kind of op at all.
@@ -42,7 +51,7 @@ class NpuDevice final : public Device {
     std::vector<fp16_t> gain;  // rmsnorm: the gain weight, converted once at prepare time
   };
   using Graph = std::variant<npu::oplib::PreparedMatmul, ElementwiseGraph>;
-  Result<Graph> build(const GraphSpec& spec, double* cost) const;
+  Result<Graph> build(const GraphSpec& spec, double* cost, bool* cached) const;
   Result<double> run_matmul(const npu::oplib::PreparedMatmul& g, const OpCall& c);
   Result<double> run_elementwise(const ElementwiseGraph& g, const OpCall& c);
   npu::Executor& executor();  // one per device: its TCM (MiBs) is allocated once, not per kernel
@@ -52,6 +61,10 @@ class NpuDevice final : public Device {
   std::unique_ptr<npu::Executor> exec_;
   std::vector<fp16_t> in0_, in1_, out16_;  // fp16 staging, reused
   double prepare_total_ = 0;
+  std::shared_ptr<const compile_cache::CompileCache> cache_;
+  size_t from_cache_ = 0;
+  Result<npu::oplib::PreparedMatmul> load_compiled(const compile_cache::ProgramEntry& e, const uint8_t* rows, size_t bytes,
+                                                DType source) const;
 };
 
 }  // namespace tandem::devices

@@ -1,0 +1,171 @@
+#include "compiler/driver/variant_set.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include "compile_cache/cache.h"
+#include "compile_cache/sha256.h"
+#include "compiler/api/layer_ir.h"
+#include "compiler/api/npu_compiler.h"
+#include "core/dtype.h"
+#include "npu/oplib/matmul_check.h"
+
+namespace tandem::compiler {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string order_name(npu::oplib::MatmulOrder o) {
+  return o == npu::oplib::MatmulOrder::kNaive ? "weight_stationary" : "activation_stationary";
+}
+
+}  // namespace
+
+Result<std::vector<PowerLevel>> parse_power_levels(const std::string& list) {
+  std::vector<PowerLevel> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t end = std::min(list.find(',', start), list.size());
+    std::string item = list.substr(start, end - start);
+    start = end + 1;
+    if (item.empty()) return InvalidArgument("--power-levels: empty item in '" + list + "'");
+    if (item == "max") {
+      out.push_back({"max", 0});
+      continue;
+    }
+    std::string num = item;
+    if (num.back() == 'W' || num.back() == 'w') num.pop_back();
+    char* endp = nullptr;
+    const double w = std::strtod(num.c_str(), &endp);
+    if (num.empty() || endp != num.c_str() + num.size() || !(w > 0) || w > 1000)
+      return InvalidArgument("--power-levels: '" + item + "' is neither 'max' nor a power in watts (e.g. 1.5W)");
+    char name[32];
+    std::snprintf(name, sizeof name, "%gW", w);
+    out.push_back({name, w});
+    if (end == list.size()) break;
+  }
+  if (out.empty()) return InvalidArgument("--power-levels: no levels in '" + list + "'");
+  return out;
+}
+
+Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const ModelIdentity& id,
+                                             const npu::TargetModel& target, const VariantSetOptions& o,
+                                             const std::function<void(size_t, size_t)>& progress) {
+  if (o.out_dir.empty()) return InvalidArgument("compile: no output directory (-o)");
+  std::error_code ec;
+  std::filesystem::create_directories(o.out_dir, ec);
+  if (ec) return IoError(o.out_dir + ": cannot create: " + ec.message());
+
+  struct Variant {
+    std::string phase;
+    uint32_t rows;
+    PowerLevel level;
+    std::string precision;
+  };
+  std::vector<Variant> variants;
+  for (const std::string& prec : o.precisions) {
+    auto dt = dtype_from_name(prec);
+    if (!dt || (*dt != DType::F16 && *dt != DType::Q8_0 && *dt != DType::Q4_0))
+      return InvalidArgument("--precisions: '" + prec + "' is not one the NPU runs (f16, q8_0, q4_0)");
+    for (const PowerLevel& lv : o.power_levels) {
+      for (uint32_t b : o.buckets) variants.push_back({"prefill", b, lv, prec});
+      if (o.decode) variants.push_back({"decode", 1, lv, prec});
+    }
+  }
+  if (variants.empty()) return InvalidArgument("compile: nothing to compile (no buckets and no decode)");
+
+  compile_cache::CacheWriter cache(o.out_dir);
+  compile_cache::Manifest& m = cache.manifest();
+  std::string quant;
+  for (const std::string& p : o.precisions) quant += (quant.empty() ? "" : ",") + p;
+  m.key = {id.hash, compile_cache::target_hash(target), compile_cache::driver_version(), quant};
+  m.model_name = id.name;
+  m.target_name = target.name;
+  m.buckets = o.buckets;
+
+  VariantSetReport rep;
+  // A program compiled for one variant is validated once even when other variants share it.
+  std::map<std::string, double> validated;
+  for (size_t vi = 0; vi < variants.size(); ++vi) {
+    const Variant& v = variants[vi];
+    const auto t0 = std::chrono::steady_clock::now();
+    CompileOptions co;
+    co.target_path = o.target_path;
+    co.power_cap_w = v.level.cap_w;
+    auto compiled = compile_mlir(decoder_layer_mlir(model, int(v.rows), v.phase, v.precision), co);
+    if (!compiled.ok())
+      return Status(compiled.status().code(), v.phase + " " + std::to_string(v.rows) + " rows, " + v.level.name + ", " +
+                                                  v.precision + ": " + compiled.status().message());
+    const double compile_s = seconds_since(t0);
+    rep.compile_seconds += compile_s;
+    compile_cache::VariantEntry ve;
+    ve.phase = v.phase;
+    ve.rows = v.rows;
+    ve.power_level = v.level.name;
+    ve.power_cap_w = v.level.cap_w;
+    ve.precision = v.precision;
+    ve.compile_seconds = compile_s;
+    for (const FallbackOp& f : compiled->fallbacks) ve.fallbacks.push_back({f.op, f.device, f.reason, f.switch_cost_s});
+    for (CompiledProgram& p : compiled->programs) {
+      ++rep.programs_compiled;
+      compile_cache::ProgramEntry e;
+      e.rows = p.spec.n;
+      e.in = p.spec.in;
+      e.out = p.spec.out;
+      e.format = std::string(dtype_name(p.spec.wtype));
+      e.source_quant = p.source_quant;
+      e.order = order_name(p.spec.order);
+      e.double_buffer = p.spec.double_buffer;
+      e.double_buffer_out = p.spec.double_buffer_out;
+      e.arrays = npu::oplib::matmul_arrays(p.spec, target);
+      e.est_cycles = p.est_cycles;
+      const std::vector<uint8_t> bytes = npu::serialize(p.program);
+      const std::string key = compile_cache::sha256_hex(bytes.data(), bytes.size());
+      if (o.validate && !validated.count(key)) {
+        // Bucket edges: every row valid (the bucket full), and the shortest length the bucket
+        // serves (one row past the previous bucket; 1 for the first bucket and for decode),
+        // the rest of the rows padding.
+        const auto tv = std::chrono::steady_clock::now();
+        uint32_t prev = 0;
+        for (uint32_t b : o.buckets)
+          if (b < v.rows) prev = std::max(prev, b);
+        double worst = 0;
+        for (uint32_t valid : {v.rows, std::min(v.rows, prev + 1)}) {
+          auto c = npu::oplib::check_matmul_program(p.program, p.spec, *dtype_from_name(p.source_quant), valid,
+                                                    0x5eed + vi * 31 + valid, target, o.validate_rows);
+          if (!c.ok()) return c.status();
+          if (!c->ok())
+            return Internal("validation failed: " + p.program.name + " (" + v.phase + ", " + std::to_string(v.rows) +
+                            " rows, " + std::to_string(valid) + " valid): " + std::to_string(c->failures) +
+                            " outputs over the error threshold (max ratio " + std::to_string(c->max_error_ratio) + ")" +
+                            (c->padding_untouched ? "" : ", padding rows not zero"));
+          worst = std::max(worst, c->max_error_ratio);
+        }
+        validated[key] = worst;
+        rep.validate_seconds += seconds_since(tv);
+      }
+      e.max_error_ratio = o.validate ? validated[key] : -1;
+      rep.worst_error_ratio = std::max(rep.worst_error_ratio, e.max_error_ratio);
+      // Named by shape only, so identical programs of other variants (another power level that
+      // changed nothing, k and v of one layer) share a file.
+      p.program.name = "mm" + std::to_string(p.spec.n) + "_" + std::to_string(p.spec.out) + "x" +
+                       std::to_string(p.spec.in) + "_" + e.format + "_from_" + p.source_quant;
+      TANDEM_ASSIGN_OR_RETURN(std::string name, cache.add_program(p.program, e));
+      ve.programs.push_back(name);
+      ve.est_seconds += target.seconds(p.est_cycles);
+    }
+    m.variants.push_back(std::move(ve));
+    if (progress) progress(vi + 1, variants.size());
+  }
+  rep.programs_stored = m.programs.size();
+  TANDEM_RETURN_IF_ERROR(cache.finish());
+  rep.manifest = m;
+  return rep;
+}
+
+}  // namespace tandem::compiler

@@ -1,0 +1,54 @@
+// `tandem compile`'s work: the variant set (phase x bucket x power level x precision) of one
+// model's decoder layer, compiled, validated against the reference on the functional executor,
+// and written into a compile cache with its manifest.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "compile_cache/manifest.h"
+#include "core/status.h"
+#include "model/arch.h"
+#include "npu/target_model.h"
+
+namespace tandem::compiler {
+
+struct PowerLevel {
+  std::string name;  // "max", "1.5W"
+  double cap_w = 0;  // 0 = uncapped
+};
+// "max,1.5W,0.8" -> levels (a bare number is watts). Errors name the bad item.
+Result<std::vector<PowerLevel>> parse_power_levels(const std::string& list);
+
+struct VariantSetOptions {
+  std::string target_path;               // "" = default target
+  std::vector<uint32_t> buckets;         // prefill row counts
+  bool decode = true;                    // also the one-row decode variant
+  std::vector<PowerLevel> power_levels = {{"max", 0}};
+  std::vector<std::string> precisions = {"q4_0"};
+  bool validate = true;
+  uint32_t validate_rows = 4;            // rows of each edge check compared to the reference
+  std::string out_dir;
+};
+
+struct ModelIdentity {
+  std::string name;  // preset name or file path
+  std::string hash;  // SHA-256 of the file, or of the preset's shape
+};
+
+struct VariantSetReport {
+  compile_cache::Manifest manifest;
+  double compile_seconds = 0;     // MLIR pipeline, all variants
+  double validate_seconds = 0;    // differential checks
+  size_t programs_compiled = 0;   // before de-duplication
+  size_t programs_stored = 0;     // distinct program files
+  double worst_error_ratio = 0;   // over all validated programs
+};
+
+// Compiles, validates and writes. `progress(done, total)` after each variant.
+Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const ModelIdentity& id,
+                                             const npu::TargetModel& target, const VariantSetOptions& o,
+                                             const std::function<void(size_t, size_t)>& progress = {});
+
+}  // namespace tandem::compiler

@@ -1,0 +1,108 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "compile_cache/cache.h"
+#include "npu/oplib/matmul.h"
+#include "tests/model/test_models.h"
+
+namespace tandem::compile_cache {
+namespace {
+
+const npu::TargetModel& target() {
+  static const npu::TargetModel t = npu::TargetModel::load_default().value();
+  return t;
+}
+
+std::string fresh_dir(const std::string& name) {
+  const std::string d = testing::process_temp_dir() + "/" + name;
+  std::filesystem::remove_all(d);
+  return d;
+}
+
+ProgramEntry entry_for(const npu::oplib::MatmulSpec& s) {
+  ProgramEntry e;
+  e.rows = s.n;
+  e.in = s.in;
+  e.out = s.out;
+  e.format = std::string(dtype_name(s.wtype));
+  e.source_quant = e.format;
+  e.order = "activation_stationary";
+  return e;
+}
+
+CacheKey key() { return {"model", target_hash(target()), driver_version(), "q4_0"}; }
+
+TEST(CompileCache, WritesHashesAndLoadsBack) {
+  const std::string dir = fresh_dir("c1");
+  CacheWriter w(dir);
+  w.manifest().key = key();
+  const npu::oplib::MatmulSpec s{4, 64, 96, DType::Q4_0};
+  auto prog = npu::oplib::lower_matmul(s, target());
+  ASSERT_TRUE(prog.ok());
+  auto name = w.add_program(*prog, entry_for(s));
+  ASSERT_TRUE(name.ok()) << name.status().message();
+  // The same program again is stored once.
+  auto again = w.add_program(*prog, entry_for(s));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *name);
+  EXPECT_EQ(w.manifest().programs.size(), 1u);
+  ASSERT_TRUE(w.finish().ok());
+
+  auto c = CompileCache::open(dir, key());
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const ProgramEntry* e = c->find(4, 64, 96, "q4_0");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(c->find(5, 64, 96, "q4_0"), nullptr);
+  EXPECT_EQ(c->find(4, 64, 96, "q8_0"), nullptr);
+  auto loaded = c->load(*e);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(*loaded, *prog);
+}
+
+TEST(CompileCache, RefusesAModifiedProgram) {
+  const std::string dir = fresh_dir("c2");
+  CacheWriter w(dir);
+  w.manifest().key = key();
+  const npu::oplib::MatmulSpec s{1, 64, 64, DType::F16};
+  auto name = w.add_program(npu::oplib::lower_matmul(s, target()).value(), entry_for(s));
+  ASSERT_TRUE(name.ok());
+  ASSERT_TRUE(w.finish().ok());
+  auto c = CompileCache::open(dir, key());
+  ASSERT_TRUE(c.ok());
+  const ProgramEntry* e = c->find(1, 64, 64, "f16");
+  ASSERT_NE(e, nullptr);
+  {
+    std::fstream f(dir + "/" + e->file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(40);
+    f.put('\x5a');
+  }
+  auto loaded = c->load(*e);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find("refusing to run a modified program"), std::string::npos)
+      << loaded.status().message();
+  std::filesystem::remove(dir + "/" + e->file);
+  EXPECT_FALSE(c->load(*e).ok());
+}
+
+TEST(CompileCache, RefusesAStaleKeyNamingThePart) {
+  const std::string dir = fresh_dir("c3");
+  CacheWriter w(dir);
+  w.manifest().key = key();
+  ASSERT_TRUE(w.finish().ok());
+  const char* parts[] = {"model", "NPU target", "compiler", "quant config"};
+  for (int i = 0; i < 4; ++i) {
+    CacheKey k = key();
+    std::string* f[] = {&k.model_hash, &k.target_hash, &k.driver_version, &k.quant_config};
+    *f[i] = "other";
+    auto c = CompileCache::open(dir, k);
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.status().message().find(std::string("compiled for another ") + parts[i]), std::string::npos)
+        << c.status().message();
+  }
+  EXPECT_FALSE(CompileCache::open(fresh_dir("c4"), key()).ok());  // no manifest
+}
+
+}  // namespace
+}  // namespace tandem::compile_cache

@@ -1,0 +1,134 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "compile_cache/manifest.h"
+
+namespace tandem::compile_cache {
+namespace {
+
+Manifest sample() {
+  Manifest m;
+  m.key = {"aa", "bb", "tandem-npu-compiler test", "q4_0"};
+  m.model_name = "test-small";
+  m.target_name = "hexagon-v75";
+  m.buckets = {4, 8};
+  ProgramEntry p;
+  p.name = "mm8_64x64";
+  p.file = "programs/mm8_64x64.tnpu";
+  p.sha256 = std::string(64, 'a');
+  p.bytes = 100;
+  p.rows = 8;
+  p.in = 64;
+  p.out = 64;
+  p.format = "q4_0";
+  p.source_quant = "q4_0";
+  p.order = "activation_stationary";
+  p.double_buffer_out = false;
+  p.arrays = 4;
+  p.est_cycles = 1234.5;
+  p.max_error_ratio = 0.25;
+  m.programs.push_back(p);
+  VariantEntry v;
+  v.phase = "prefill";
+  v.rows = 8;
+  v.power_level = "1.5W";
+  v.power_cap_w = 1.5;
+  v.precision = "q4_0";
+  v.programs = {"mm8_64x64"};
+  v.fallbacks.push_back({"llm.rope", "gpu", "no NPU lowering for llm.rope", 1e-7});
+  v.est_seconds = 2e-6;
+  m.variants.push_back(v);
+  return m;
+}
+
+TEST(Manifest, RoundTripsEveryField) {
+  const Manifest m = sample();
+  auto back = Manifest::from_json_text(m.to_json_text(), "manifest.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->key, m.key);
+  EXPECT_EQ(back->buckets, m.buckets);
+  ASSERT_EQ(back->programs.size(), 1u);
+  const ProgramEntry& p = back->programs[0];
+  EXPECT_EQ(p.name, "mm8_64x64");
+  EXPECT_FALSE(p.double_buffer_out);
+  EXPECT_EQ(p.arrays, 4u);
+  EXPECT_DOUBLE_EQ(p.est_cycles, 1234.5);
+  ASSERT_EQ(back->variants.size(), 1u);
+  EXPECT_EQ(back->variants[0].power_level, "1.5W");
+  EXPECT_DOUBLE_EQ(back->variants[0].power_cap_w, 1.5);
+  ASSERT_EQ(back->variants[0].fallbacks.size(), 1u);
+  EXPECT_EQ(back->variants[0].fallbacks[0].op, "llm.rope");
+  EXPECT_EQ(back->to_json_text(), m.to_json_text());
+}
+
+TEST(Manifest, KeyDigestDependsOnEveryPart) {
+  const CacheKey k = sample().key;
+  for (int part = 0; part < 4; ++part) {
+    CacheKey other = k;
+    std::string* f[] = {&other.model_hash, &other.target_hash, &other.driver_version, &other.quant_config};
+    *f[part] += "x";
+    EXPECT_NE(other.digest(), k.digest()) << part;
+  }
+}
+
+void expect_error(nlohmann::json j, const std::string& needle) {
+  auto r = Manifest::from_json_text(j.dump(), "cache/manifest.json");
+  ASSERT_FALSE(r.ok()) << needle;
+  EXPECT_NE(r.status().message().find("cache/manifest.json"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find(needle), std::string::npos) << r.status().message();
+}
+
+TEST(Manifest, StrictFieldsNameFileAndPath) {
+  const nlohmann::json good = nlohmann::json::parse(sample().to_json_text());
+  auto j = good;
+  j["programs"][0].erase("sha256");
+  expect_error(j, "programs[0].sha256");
+  j = good;
+  j["programs"][0]["rows"] = -3;
+  expect_error(j, "programs[0].rows");
+  j = good;
+  j["programs"][0]["file"] = "../../etc/passwd";
+  expect_error(j, "must be a relative path inside the cache");
+  j = good;
+  j["programs"][0]["sha256"] = "abc";
+  expect_error(j, "64 hex digits");
+  j = good;
+  j["variants"][0]["programs"][0] = "nope";
+  expect_error(j, "variants[0].programs[0]");
+  j = good;
+  j["format_version"] = 7;
+  expect_error(j, "format_version 7");
+  j = good;
+  j["buckets"][1] = 0;
+  expect_error(j, "buckets[1]");
+  EXPECT_FALSE(Manifest::from_json_text("{not json", "m.json").ok());
+}
+
+TEST(Manifest, SurvivesMutations) {
+  // Random edits of a valid manifest: every one parses or fails with a message, never crashes.
+  const std::string text = sample().to_json_text();
+  std::mt19937 rng(11);
+  int parsed = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string t = text;
+    const int edits = 1 + int(rng() % 4);
+    for (int e = 0; e < edits; ++e) {
+      const size_t at = rng() % t.size();
+      switch (rng() % 3) {
+        case 0: t[at] = char(rng() % 128); break;
+        case 1: t.erase(at, 1 + rng() % 8); break;
+        default: t.insert(at, 1, "\"{}[],:-0123456789e"[rng() % 19]); break;
+      }
+      if (t.empty()) t = "{";
+    }
+    auto r = Manifest::from_json_text(t, "m.json");
+    if (r.ok()) ++parsed;
+    else EXPECT_FALSE(r.status().message().empty());
+  }
+  EXPECT_LT(parsed, 3000);
+}
+
+}  // namespace
+}  // namespace tandem::compile_cache

@@ -1,0 +1,112 @@
+// The npu device runs a compile cache's programs in place of the operator library's, and refuses
+// one whose bytes changed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "compile_cache/cache.h"
+#include "devices/npu/npu_device.h"
+#include "devices/registry.h"
+#include "npu/oplib/matmul.h"
+#include "tests/model/test_models.h"
+
+namespace tandem::devices {
+namespace {
+
+struct CacheFixture {
+  std::shared_ptr<Model> model;
+  const Weight* w = nullptr;
+  std::string dir;
+};
+
+// A cache holding a single-buffered, weight-stationary program for the gate weight at `rows` rows:
+// a schedule the library would not pick, so its use is visible in the device's counters.
+CacheFixture make_cache(const std::string& name, int64_t rows) {
+  CacheFixture s;
+  s.model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q4_0));
+  s.w = &s.model->layers()[0].w_gate;  // 128 x 64
+  s.dir = testing::process_temp_dir() + "/" + name;
+  std::filesystem::remove_all(s.dir);
+  const npu::TargetModel t = npu::TargetModel::load_default().value();
+  npu::oplib::MatmulSpec spec{uint32_t(rows), uint32_t(s.w->cols), uint32_t(s.w->rows), DType::Q4_0,
+                              npu::oplib::MatmulOrder::kNaive, false, false};
+  auto plan = npu::oplib::block_matmul(spec, t, 32, 2, 1);
+  EXPECT_TRUE(plan.ok());
+  auto prog = npu::oplib::emit_matmul(spec, *plan, t);
+  EXPECT_TRUE(prog.ok());
+  compile_cache::CacheWriter cw(s.dir);
+  cw.manifest().key = {"m", compile_cache::target_hash(t), compile_cache::driver_version(), "q4_0"};
+  compile_cache::ProgramEntry e;
+  e.rows = spec.n;
+  e.in = spec.in;
+  e.out = spec.out;
+  e.format = e.source_quant = "q4_0";
+  e.order = "weight_stationary";
+  e.double_buffer = e.double_buffer_out = false;
+  EXPECT_TRUE(cw.add_program(*prog, e).ok());
+  EXPECT_TRUE(cw.finish().ok());
+  return s;
+}
+
+std::shared_ptr<const compile_cache::CompileCache> open_cache(const std::string& dir) {
+  auto c = compile_cache::CompileCache::open_any(dir);
+  EXPECT_TRUE(c.ok());
+  return std::make_shared<const compile_cache::CompileCache>(std::move(*c));
+}
+
+TEST(NpuDeviceCache, CompiledProgramMatchesTheLibrary) {
+  const int64_t m = 5;
+  CacheFixture s = make_cache("dev1", m);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> nd;
+  std::vector<float> x(size_t(m * s.w->cols));
+  for (float& v : x) v = nd(rng);
+  std::vector<float> lib(size_t(m * s.w->rows)), compiled(lib.size());
+  for (bool with_cache : {false, true}) {
+    auto dev = open_device("npu", s.model, 1);
+    ASSERT_TRUE(dev.ok());
+    auto* npu = dynamic_cast<NpuDevice*>(dev->get());
+    ASSERT_NE(npu, nullptr);
+    if (with_cache) npu->set_compile_cache(open_cache(s.dir));
+    std::vector<float>& y = with_cache ? compiled : lib;
+    OpCall call = OpCall::matmul(s.w, 0, s.w->rows, x.data(), m, s.w->cols, y.data(), s.w->rows);
+    ASSERT_TRUE(npu->prepare(GraphSpec::of(call)).ok());
+    EXPECT_EQ(npu->graphs_from_cache(), with_cache ? 1u : 0u);
+    auto done = npu->submit(call);
+    ASSERT_TRUE(done.ok());
+    ASSERT_TRUE((*done)->wait().ok());
+    // Another shape is not in the cache: the library's graph serves it.
+    OpCall other = OpCall::matmul(s.w, 0, s.w->rows, x.data(), 1, s.w->cols, y.data(), s.w->rows);
+    ASSERT_TRUE(npu->prepare(GraphSpec::of(other)).ok());
+    EXPECT_EQ(npu->graphs_from_cache(), with_cache ? 1u : 0u);
+  }
+  // Both accumulate each output over the in-tiles in the same order: identical fp16 results.
+  for (size_t i = 0; i < lib.size(); ++i) ASSERT_EQ(lib[i], compiled[i]) << i;
+}
+
+TEST(NpuDeviceCache, ModifiedProgramFailsPrepare) {
+  CacheFixture s = make_cache("dev2", 3);
+  auto cache = open_cache(s.dir);
+  const auto& e = cache->manifest().programs.at(0);
+  {
+    std::fstream f(s.dir + "/" + e.file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(std::streamoff(e.bytes / 2));
+    f.put('\x7f');
+  }
+  auto dev = open_device("npu", s.model, 1);
+  ASSERT_TRUE(dev.ok());
+  auto* npu = dynamic_cast<NpuDevice*>(dev->get());
+  npu->set_compile_cache(cache);
+  std::vector<float> x(size_t(3 * s.w->cols), 0.5f), y(size_t(3 * s.w->rows));
+  OpCall call = OpCall::matmul(s.w, 0, s.w->rows, x.data(), 3, s.w->cols, y.data(), s.w->rows);
+  auto r = npu->prepare(GraphSpec::of(call));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("refusing to run a modified program"), std::string::npos) << r.status().message();
+  EXPECT_FALSE(npu->supports(call));
+}
+
+}  // namespace
+}  // namespace tandem::devices

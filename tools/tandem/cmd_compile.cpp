@@ -1,0 +1,148 @@
+// `tandem compile (-m MODEL | --model-preset NAME) [--target T.json] [--buckets auto|LIST]
+//  [--lengths DIST] [--power-levels LIST] [--precisions LIST] -o CACHE_DIR`: the NPU variant set
+// of a model's decoder layer through the MLIR compiler, validated, into a compile cache.
+#include <cstdio>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "buckets/bucket_optimizer.h"
+#include "buckets/layer_latency.h"
+#include "compile_cache/sha256.h"
+#include "compiler/driver/variant_set.h"
+#include "model/gen_model.h"
+#include "model/model.h"
+#include "tools/tandem/commands.h"
+#include "tools/tandem/progress_bar.h"
+
+namespace tandem::cli {
+
+namespace {
+
+Result<std::vector<uint32_t>> parse_bucket_list(const std::string& list) {
+  std::vector<uint32_t> out;
+  size_t start = 0;
+  while (start < list.size()) {
+    const size_t end = std::min(list.find(',', start), list.size());
+    const std::string item = list.substr(start, end - start);
+    char* e = nullptr;
+    const long v = std::strtol(item.c_str(), &e, 10);
+    if (item.empty() || e != item.c_str() + item.size() || v < 1 || v > 65536)
+      return InvalidArgument("--buckets: '" + item + "' is not a row count in 1..65536 (or use 'auto')");
+    if (!out.empty() && uint32_t(v) <= out.back()) return InvalidArgument("--buckets: boundaries must increase ('" + list + "')");
+    out.push_back(uint32_t(v));
+    start = end + 1;
+  }
+  if (out.empty()) return InvalidArgument("--buckets: empty list");
+  return out;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t end = std::min(s.find(',', start), s.size());
+    out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+Command add_compile(CLI::App& app) {
+  struct Opts {
+    std::string model, preset, target, buckets = "auto", lengths = "heavy-tail", power = "max", precisions, out;
+    int bucket_count = 6;
+    int validate_rows = 4;
+    bool no_validate = false, no_decode = false, json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  CLI::App* sub = app.add_subcommand("compile", "Compile a model's NPU variant set (MLIR) into a compile cache");
+  auto* m = sub->add_option("-m,--model", o->model, "GGUF model file");
+  sub->add_option("--model-preset", o->preset, "a model shape by name (no file needed)")->excludes(m);
+  sub->add_option("--target", o->target, "NPU target JSON (default: data/npu/hexagon-v75.json)");
+  sub->add_option("--buckets", o->buckets, "prefill length buckets: auto (optimized for --lengths) or a list 128,512,...")
+      ->capture_default_str();
+  sub->add_option("--lengths", o->lengths, "length distribution for --buckets auto (see tandem buckets)")->capture_default_str();
+  sub->add_option("--bucket-count", o->bucket_count, "buckets for --buckets auto")->capture_default_str();
+  sub->add_option("--power-levels", o->power, "power levels: max and/or NPU caps in watts, e.g. max,1.5W")->capture_default_str();
+  sub->add_option("--precisions", o->precisions, "weight formats to compile (f16,q8_0,q4_0; default: the model's, presets q4_0)");
+  sub->add_option("--validate-rows", o->validate_rows, "rows per edge check compared with the reference")->capture_default_str();
+  sub->add_flag("--no-validate", o->no_validate, "skip the differential validation");
+  sub->add_flag("--no-decode", o->no_decode, "prefill variants only");
+  sub->add_flag("--json", o->json, "print the summary as JSON");
+  sub->add_option("-o,--out", o->out, "compile cache directory")->required();
+  return {sub, [o]() -> Status {
+            if (o->model.empty() == o->preset.empty()) return InvalidArgument("compile: give -m MODEL or --model-preset NAME");
+            if (o->bucket_count < 1 || o->bucket_count > 64) return InvalidArgument("--bucket-count: must be in 1..64");
+            if (o->validate_rows < 1) return InvalidArgument("--validate-rows: must be >= 1");
+            TANDEM_ASSIGN_OR_RETURN(npu::TargetModel t, o->target.empty() ? npu::TargetModel::load_default() : npu::TargetModel::load(o->target));
+            std::shared_ptr<Model> model;
+            compiler::ModelIdentity id;
+            std::string default_precision = "q4_0";
+            if (!o->model.empty()) {
+              TANDEM_ASSIGN_OR_RETURN(model, Model::load(o->model));
+              TANDEM_ASSIGN_OR_RETURN(id.hash, compile_cache::sha256_file(o->model));
+              id.name = o->model;
+              const DType wt = model->layers().empty() ? DType::Q4_0 : model->layers()[0].wq.type;
+              if (wt == DType::F16 || wt == DType::Q8_0 || wt == DType::Q4_0) default_precision = std::string(dtype_name(wt));
+            } else {
+              TANDEM_ASSIGN_OR_RETURN(model, shape_only_preset(o->preset, DType::Q4_0));
+              id.name = o->preset;
+              id.hash = compile_cache::sha256_hex("preset " + o->preset + ": " + model->config().describe());
+            }
+            compiler::VariantSetOptions vo;
+            vo.target_path = o->target;
+            vo.out_dir = o->out;
+            vo.decode = !o->no_decode;
+            vo.validate = !o->no_validate;
+            vo.validate_rows = uint32_t(o->validate_rows);
+            vo.precisions = split(o->precisions.empty() ? default_precision : o->precisions);
+            TANDEM_ASSIGN_OR_RETURN(vo.power_levels, compiler::parse_power_levels(o->power));
+            if (o->buckets == "auto") {
+              TANDEM_ASSIGN_OR_RETURN(buckets::LengthDistribution d, buckets::LengthDistribution::parse(o->lengths));
+              const auto layer = buckets::npu_layer_latency(t, *model);
+              buckets::BucketObjective obj;
+              obj.latency = [&](int64_t b) { return layer(b) * 1e3; };
+              TANDEM_ASSIGN_OR_RETURN(buckets::BucketSet set,
+                                      buckets::optimize_buckets(d, buckets::candidate_boundaries(d, 128), o->bucket_count, obj));
+              for (int64_t b : set.boundaries) vo.buckets.push_back(uint32_t(b));
+            } else {
+              TANDEM_ASSIGN_OR_RETURN(vo.buckets, parse_bucket_list(o->buckets));
+            }
+            ProgressBar bar("compiling variants");
+            TANDEM_ASSIGN_OR_RETURN(compiler::VariantSetReport rep,
+                                    compiler::compile_variant_set(model->config(), id, t, vo,
+                                                                  [&](size_t done, size_t total) { bar.update(double(done) / double(total)); }));
+            const auto& man = rep.manifest;
+            if (o->json) {
+              nlohmann::json j = {{"cache", o->out},           {"model", man.model_name},
+                                  {"target", man.target_name}, {"buckets", man.buckets},
+                                  {"variants", man.variants.size()}, {"programs_compiled", rep.programs_compiled},
+                                  {"programs_stored", rep.programs_stored}, {"compile_seconds", rep.compile_seconds},
+                                  {"validate_seconds", rep.validate_seconds}, {"worst_error_ratio", rep.worst_error_ratio},
+                                  {"key_digest", man.key.digest()}};
+              std::cout << j.dump() << "\n";
+              return Status::Ok();
+            }
+            std::printf("compiled %s for %s into %s (key %s)\n", man.model_name.c_str(), man.target_name.c_str(), o->out.c_str(),
+                        man.key.digest().substr(0, 16).c_str());
+            std::printf("| %-7s | %5s | %-6s | %-9s | %8s | %13s | %9s | %s\n", "phase", "rows", "power", "precision", "programs",
+                        "est. layer ms", "compile s", "fallback ops");
+            std::printf("| %-7s | %5s | %-6s | %-9s | %8s | %13s | %9s | %s\n", "-------", "----:", "------", "---------", "-------:",
+                        "------------:", "--------:", "---");
+            for (const auto& v : man.variants) {
+              std::string fb;
+              for (const auto& f : v.fallbacks) fb += (fb.empty() ? "" : " ") + f.op.substr(4) + "->" + f.device;
+              std::printf("| %-7s | %5u | %-6s | %-9s | %8zu | %13.3f | %9.2f | %s\n", v.phase.c_str(), v.rows, v.power_level.c_str(),
+                          v.precision.c_str(), v.programs.size(), v.est_seconds * 1e3, v.compile_seconds, fb.c_str());
+            }
+            std::printf("%zu variants, %zu programs (%zu distinct files); compile %.1f s, validation %.1f s (worst error %.3f of threshold)\n",
+                        man.variants.size(), rep.programs_compiled, rep.programs_stored, rep.compile_seconds, rep.validate_seconds,
+                        rep.worst_error_ratio);
+            return Status::Ok();
+          }};
+}
+
+}  // namespace tandem::cli
