@@ -24,7 +24,7 @@ struct PipelineOptions {
   double power_cap_w = 0;  // 0 = uncapped
   std::string layout = "auto";
 };
-// llm-expand-mlp, llm-specialize-phase, llm-mark-fallback, llm-to-state, state-to-tdma, tdma-allocate-tcm,
+// llm-expand-mlp, llm-specialize-phase, llm-fusion-clusters, llm-mark-fallback, llm-to-state, state-to-tdma, tdma-allocate-tcm,
 // tdma-to-npu, npu-export (verify only).
 void buildNpuPipeline(mlir::OpPassManager& pm, const PipelineOptions& o);
 // Registers the above as `--tandem-npu-pipeline` (options target=, tcm-budget=).

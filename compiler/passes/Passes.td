@@ -30,6 +30,22 @@ def LlmSpecializePhase : Pass<"llm-specialize-phase", "mlir::ModuleOp"> {
   let options = [TargetOption];
 }
 
+def LlmFusionClusters : Pass<"llm-fusion-clusters", "mlir::ModuleOp"> {
+  let summary = "Partition each function's llm ops into fusion clusters under TCM and power budgets";
+  let description = [{
+    Builds the operator graph of every function (each op's work from the shared cost model:
+    npu/fusion/fusion_graph.h), partitions it with the chosen strategy and annotates each op with
+    its `cluster` index and the function with the partition's `fusion.*` totals (seconds, external
+    bytes, peak power). `search` is dynamic programming over every contiguous partition whose
+    clusters fit the TCM budget and the power cap; `naive` the greedy reference; `library`,
+    `local` and `mega` the fixed strategies.
+  }];
+  let options = [TargetOption, BudgetOption,
+    Option<"powerCap", "power-cap", "double", /*default=*/"0", "a cluster's average power limit in W (0: none)">,
+    Option<"partitioner", "partitioner", "std::string", /*default=*/"\"search\"",
+           "search, naive, library, local or mega">];
+}
+
 def LlmMarkFallback : Pass<"llm-mark-fallback", "mlir::ModuleOp"> {
   let summary = "Mark llm ops the NPU cannot run for CPU/GPU fallback, with the switch cost";
   let description = [{

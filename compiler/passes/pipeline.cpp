@@ -8,6 +8,7 @@ namespace tandem::ir {
 void buildNpuPipeline(mlir::OpPassManager& pm, const PipelineOptions& o) {
   pm.addPass(createLlmExpandMlp());
   pm.addPass(createLlmSpecializePhase({o.target}));
+  pm.addPass(createLlmFusionClusters({o.target, o.tcm_budget, o.power_cap_w, "search"}));
   pm.addPass(createLlmMarkFallback({o.target}));
   pm.addPass(createLlmToState({o.target, o.layout}));
   pm.addPass(createStateToTdma({o.target, o.tcm_budget, "auto", o.power_cap_w}));

@@ -1,25 +1,25 @@
 #include "buckets/layer_latency.h"
 
-#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "npu/fusion/partition.h"
 
 namespace tandem::buckets {
 
 std::function<double(int64_t rows)> npu_layer_latency(const npu::TargetModel& target, const Model& model) {
-  const LayerWeights& l = model.layers().at(0);
-  double params = 0, io_cols = 0;
-  for (const Weight* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
-    params += double(w->rows) * double(w->cols);
-    io_cols += double(w->rows + w->cols);
-  }
-  const double dim = double(l.wq.cols);
-  const double weight_bytes = params * 18.0 / 32.0;  // q4_0: 16 bytes of nibbles + a 2-byte scale per 32
-  const double peak = target.peak_fp16_flops(), bw = target.dma_bytes_per_s();
-  const int64_t tile = target.matrix.tile_dim;
+  const ModelConfig config = model.config();
+  const DType weights = model.layers().empty() ? DType::Q4_0 : model.layers()[0].wq.type;
+  const DType packed = weights == DType::Q8_0 || weights == DType::F16 ? weights : DType::Q4_0;
+  auto memo = std::make_shared<std::map<int64_t, double>>();  // the optimizer asks for each bucket many times
   return [=](int64_t rows) {
-    const double padded = double((rows + tile - 1) / tile * tile);
-    const double flops = 2.0 * padded * params + 2.0 * double(rows) * double(rows) * dim;
-    const double bytes = weight_bytes + 2.0 * padded * io_cols;
-    return std::max(flops / peak, bytes / bw);
+    if (auto it = memo->find(rows); it != memo->end()) return it->second;
+    const auto graph = npu::fusion::decoder_layer_graph(target, config, uint64_t(rows), uint64_t(rows), packed);
+    npu::fusion::PartitionOptions o;
+    o.cluster.tcm_bytes = target.tcm.bytes;
+    const double s = npu::fusion::search_partition(graph, target, o).seconds;
+    (*memo)[rows] = s;
+    return s;
   };
 }
 

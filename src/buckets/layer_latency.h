@@ -1,7 +1,7 @@
-// The latency proxy the bucket optimizer minimizes: one decoder layer of a model run at b rows on
-// an NPU target, by the roofline of the target's own numbers (peak matrix FLOPS, DMA bandwidth):
-// the matmuls at b rows padded to the array's tile, plus causal attention (2 b^2 dim FLOPs), against
-// the W4A16 weights and fp16 activations it moves.
+// The latency the bucket optimizer minimizes: one decoder layer of a model at b rows on an NPU
+// target, priced by the compiler's own analytical model (npu/fusion: the layer's operator graph
+// on the shared cost model, partitioned by the fusion-cluster search within the target's TCM).
+// A bucket of b rows runs the layer padded to b rows attending over b tokens.
 #pragma once
 
 #include <functional>

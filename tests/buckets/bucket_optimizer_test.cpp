@@ -96,7 +96,9 @@ TEST(Buckets, TheLayerLatencyProxyGrowsWithLength) {
     EXPECT_GE(layer(b), prev) << b;
     prev = layer(b);
   }
-  EXPECT_EQ(layer(1), layer(32)) << "short lengths pay the array's 32-row tile and the weight stream";
+  // Short lengths pay the array's 32-row tile and the whole weight stream: one row costs nearly
+  // what 32 do (only the vector work and attention scale with the real rows).
+  EXPECT_GT(layer(1), 0.9 * layer(32)) << "short lengths pay the array's 32-row tile and the weight stream";
   EXPECT_GT(layer(4096), 8 * layer(512)) << "attention's quadratic term";
 }
 

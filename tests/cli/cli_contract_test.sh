@@ -136,6 +136,7 @@ if "$TANDEM" compile --help >/dev/null 2>&1; then
   check "compile bad power level" one_line_error "'fast'" "$TANDEM" compile --model-preset test-small --power-levels max,fast -o "$WORK/c3"
   check "compile bad buckets" one_line_error "must increase" "$TANDEM" compile --model-preset test-small --buckets 8,4 -o "$WORK/c3"
   check "compile bad precision" one_line_error "'q5_k'" "$TANDEM" compile --model-preset test-small --buckets 8 --precisions q5_k -o "$WORK/c3"
+  check "compile report" bash -c "\"$TANDEM\" compile --report -o '$WORK/edgellm' | grep -q '^  ours' && test -s '$WORK/edgellm/report.md' && test -s '$WORK/edgellm/fusion_latency.svg'"
   check "npu cache needs hetero" one_line_error "needs --devices opencl,npu" "$TANDEM" run -m "$M" --prompt-ids "1" --npu-cache "$CC"
 fi
 

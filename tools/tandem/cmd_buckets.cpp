@@ -62,7 +62,7 @@ Command add_buckets(CLI::App& app) {
               std::cout << j.dump() << "\n";
               return Status::Ok();
             }
-            std::printf("lengths %s (mean %.0f tokens, %lld..%lld); latency proxy: one %s layer on %s (roofline), ms\n", d.name.c_str(),
+            std::printf("lengths %s (mean %.0f tokens, %lld..%lld); latency proxy: one %s layer on %s (the compiler's fusion-cluster cost model), ms\n", d.name.c_str(),
                         d.mean(), (long long)d.min_length(), (long long)d.max_length(), o->preset.c_str(), t.name.c_str());
             std::printf("| %-10s | %7s | %9s | %13s | %9s | %s\n", "policy", "buckets", "padding %", "latency proxy", "objective", "boundaries");
             std::printf("| %-10s | %7s | %9s | %13s | %9s | %s\n", "----------", "------:", "--------:", "------------:", "--------:", "---");

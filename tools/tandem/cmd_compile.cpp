@@ -1,7 +1,9 @@
 // `tandem compile (-m MODEL | --model-preset NAME) [--target T.json] [--buckets auto|LIST]
 //  [--lengths DIST] [--power-levels LIST] [--precisions LIST] -o CACHE_DIR`: the NPU variant set
 // of a model's decoder layer through the MLIR compiler, validated, into a compile cache.
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +14,7 @@
 #include "compiler/driver/variant_set.h"
 #include "model/gen_model.h"
 #include "model/model.h"
+#include "report/edgellm_report.h"
 #include "tools/tandem/commands.h"
 #include "tools/tandem/progress_bar.h"
 
@@ -55,7 +58,8 @@ Command add_compile(CLI::App& app) {
     std::string model, preset, target, buckets = "auto", lengths = "heavy-tail", power = "max", precisions, out;
     int bucket_count = 6;
     int validate_rows = 4;
-    bool no_validate = false, no_decode = false, json = false;
+    bool no_validate = false, no_decode = false, json = false, report = false;
+    int report_rows = 512;
   };
   auto o = std::make_shared<Opts>();
   CLI::App* sub = app.add_subcommand("compile", "Compile a model's NPU variant set (MLIR) into a compile cache");
@@ -72,8 +76,26 @@ Command add_compile(CLI::App& app) {
   sub->add_flag("--no-validate", o->no_validate, "skip the differential validation");
   sub->add_flag("--no-decode", o->no_decode, "prefill variants only");
   sub->add_flag("--json", o->json, "print the summary as JSON");
+  sub->add_flag("--report", o->report,
+                "instead of compiling: EdgeLLM-MLIR's tables on this compiler's cost model (TCM 4/8/16/32 MB, "
+                "fusion strategies, buckets, ablations) into -o DIR");
+  sub->add_option("--report-rows", o->report_rows, "prefill rows of the report's per-layer table")->capture_default_str();
   sub->add_option("-o,--out", o->out, "compile cache directory")->required();
   return {sub, [o]() -> Status {
+            if (o->report) {
+              if (!o->model.empty()) return InvalidArgument("compile --report: give --model-preset NAME (the report needs no weights)");
+              report::EdgeLlmReportOptions ro;
+              if (!o->preset.empty()) ro.model_preset = o->preset;
+              ro.target_path = o->target;
+              ro.lengths = o->lengths;
+              ro.bucket_count = o->bucket_count;
+              ro.rows = o->report_rows;
+              TANDEM_ASSIGN_OR_RETURN(report::EdgeLlmReport rep, report::build_edgellm_report(ro));
+              TANDEM_RETURN_IF_ERROR(report::write_report_files(rep.files, o->out));
+              std::printf("%swrote %s/report.md, report.json and %zu SVG plots\n", rep.summary.c_str(), o->out.c_str(),
+                          rep.files.size() - 2);
+              return Status::Ok();
+            }
             if (o->model.empty() == o->preset.empty()) return InvalidArgument("compile: give -m MODEL or --model-preset NAME");
             if (o->bucket_count < 1 || o->bucket_count > 64) return InvalidArgument("--bucket-count: must be in 1..64");
             if (o->validate_rows < 1) return InvalidArgument("--validate-rows: must be >= 1");
@@ -133,8 +155,22 @@ Command add_compile(CLI::App& app) {
             std::printf("| %-7s | %5s | %-6s | %-9s | %8s | %13s | %9s | %s\n", "-------", "----:", "------", "---------", "-------:",
                         "------------:", "--------:", "---");
             for (const auto& v : man.variants) {
+              // "rmsnorm x2, rope x2 -> gpu; sample -> cpu"
+              std::map<std::string, std::vector<std::pair<std::string, int>>> by_device;
+              for (const auto& f : v.fallbacks) {
+                auto& ops = by_device[f.device];
+                const std::string op = f.op.substr(f.op.find('.') + 1);
+                auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& e) { return e.first == op; });
+                if (it == ops.end()) ops.push_back({op, 1});
+                else ++it->second;
+              }
               std::string fb;
-              for (const auto& f : v.fallbacks) fb += (fb.empty() ? "" : " ") + f.op.substr(4) + "->" + f.device;
+              for (const auto& [dev, ops] : by_device) {
+                fb += fb.empty() ? "" : "; ";
+                for (size_t i = 0; i < ops.size(); ++i)
+                  fb += (i ? ", " : "") + ops[i].first + (ops[i].second > 1 ? " x" + std::to_string(ops[i].second) : "");
+                fb += " -> " + dev;
+              }
               std::printf("| %-7s | %5u | %-6s | %-9s | %8zu | %13.3f | %9.2f | %s\n", v.phase.c_str(), v.rows, v.power_level.c_str(),
                           v.precision.c_str(), v.programs.size(), v.est_seconds * 1e3, v.compile_seconds, fb.c_str());
             }

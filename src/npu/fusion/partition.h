@@ -1,0 +1,44 @@
+// Fusion strategies: ways to cut a FusionGraph into clusters, and their totals on cluster_cost.
+//   operator library  every op its own graph (intermediates through DDR)
+//   local fusion      elementwise ops fused into the neighbouring matrix op (prologue/epilogue)
+//   mega fusion       the whole graph as one cluster (spills what TCM cannot hold)
+//   naive             greedy reference: grow a cluster until the next op would break the TCM or
+//                     the power budget, then cut
+//   search            dynamic programming over every contiguous partition: least total time among
+//                     partitions whose clusters fit TCM and the power budget (a single op always
+//                     forms a cluster, whatever it draws)
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "npu/fusion/cluster_cost.h"
+
+namespace tandem::npu::fusion {
+
+struct PartitionOptions {
+  ClusterOptions cluster;
+  double power_cap_w = 0;  // 0 = no power budget
+};
+
+struct Partition {
+  std::string strategy;
+  std::vector<size_t> starts;        // first op of each cluster
+  std::vector<ClusterCost> clusters;
+  double seconds = 0;
+  uint64_t external_bytes = 0;
+  double peak_power_w = 0;
+  double energy_j = 0;
+  bool feasible = true;              // every cluster within TCM (or spilled, when allowed)
+  std::string describe(const FusionGraph& g) const;  // "[attn_norm q k v] [rope_q ...] ..."
+};
+
+Partition evaluate(const FusionGraph& g, std::vector<size_t> starts, std::string strategy, const TargetModel& t,
+                   const ClusterOptions& o);
+Partition operator_library(const FusionGraph& g, const TargetModel& t, const ClusterOptions& o);
+Partition local_fusion(const FusionGraph& g, const TargetModel& t, const ClusterOptions& o);
+Partition mega_fusion(const FusionGraph& g, const TargetModel& t, const ClusterOptions& o);
+Partition naive_partition(const FusionGraph& g, const TargetModel& t, const PartitionOptions& o);
+Partition search_partition(const FusionGraph& g, const TargetModel& t, const PartitionOptions& o);
+
+}  // namespace tandem::npu::fusion
