@@ -141,7 +141,8 @@ Result<EdgeLlmReport> build_edgellm_report(const EdgeLlmReportOptions& o) {
                                                         {"vs_library_pct", vs}};
       if (mb == o.table_tcm_mb) {
         const auto& p = edgellm_paper::kFusion16MB[i];
-        md << " " << p.traffic_gb << " | " << p.latency_ms << " | " << p.power_proxy << " | " << fmt("%+.2f%%", p.vs_library_pct) << " |";
+        md << " " << fmt("%.3f", p.traffic_gb) << " | " << fmt("%.3f", p.latency_ms) << " | " << fmt("%.2f", p.power_proxy) << " | "
+           << fmt("%+.2f%%", p.vs_library_pct) << " |";
         char line[200];
         std::snprintf(line, sizeof line, "  %-16s traffic %.3f GB [%.3f]  latency %.3f ms [%.3f]  power %.2f [%.2f]  vs lib %+.1f%% [%+.1f%%]\n",
                       strategies[i].c_str(), m.bytes / 1e9, p.traffic_gb, m.seconds * 1e3, p.latency_ms, m.peak_w / mega_w,
@@ -198,8 +199,8 @@ Result<EdgeLlmReport> build_edgellm_report(const EdgeLlmReportOptions& o) {
       b += (k ? "/" : "") + std::to_string(s.boundaries[k]);
     }
     md << "| " << p.policy << " | " << s.boundaries.size() << " | " << fmt("%.2f", s.padding_pct) << " | "
-       << fmt("%.3f", s.expected_latency) << " | " << b << " | " << p.padding_pct << " | " << p.latency_proxy << " | "
-       << p.buckets << " |\n";
+       << fmt("%.3f", s.expected_latency) << " | " << b << " | " << fmt("%.2f", p.padding_pct) << " | "
+       << fmt("%.3f", p.latency_proxy) << " | " << p.buckets << " |\n";
     char line[200];
     std::snprintf(line, sizeof line, "  %-10s %2zu buckets  padding %6.2f%% [%6.2f%%]  latency %.3f ms [%.3f]  %s\n", p.policy,
                   s.boundaries.size(), s.padding_pct, p.padding_pct, s.expected_latency, p.latency_proxy, b.c_str());
@@ -260,7 +261,7 @@ Result<EdgeLlmReport> build_edgellm_report(const EdgeLlmReportOptions& o) {
       sum << "  " << a.name << ": not reproduced\n";
       abchart.groups.push_back({a.name, {std::nullopt, p.latency}});
     }
-    md << p.latency << " | " << p.traffic << " | " << p.peak_power << " | " << a.how << " |\n";
+    md << fmt("%.2f", p.latency) << " | " << fmt("%.2f", p.traffic) << " | " << fmt("%.2f", p.peak_power) << " | " << a.how << " |\n";
   }
   rep.files.push_back({"ablation.svg", abchart.svg()});
   md << "\n![ablation](ablation.svg)\n\nFull system: expected " << fmt("%.3f", F.seconds * 1e3) << " ms, "
