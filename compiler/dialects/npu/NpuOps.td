@@ -151,7 +151,8 @@ def Npu_BarrierOp : Npu_Op<"barrier", [HasParent<"ProgramOp">]> {
 def Npu_LaunchOp : Npu_Op<"launch", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "run an npu.program with DDR tensors bound to its buffers in order";
   let description = [{
-    The last operand binds the program's writable output buffer and is returned updated.
+    The operands bind the program's buffers in declaration order; the result is the program's
+    last buffer (its writable output), so a program of N buffers takes N - 1 operands.
 
     Example:
     ```mlir
