@@ -43,7 +43,7 @@ Result<CompiledModule> compile_mlir(std::string_view text, const CompileOptions&
   if (!module) return InvalidArgument("npu compiler: cannot parse the input:\n" + diagnostics);
 
   PassManager pm(&ctx);
-  ir::buildNpuPipeline(pm, {options.target_path, options.tcm_budget, options.power_cap_w, options.layout});
+  ir::buildNpuPipeline(pm, {options.target_path, options.tcm_budget, options.power_cap_w, options.layout, options.kv_layout});
   if (failed(pm.run(*module))) return InvalidArgument("npu compiler: compilation failed:\n" + diagnostics);
 
   CompiledModule out;
@@ -57,9 +57,24 @@ Result<CompiledModule> compile_mlir(std::string_view text, const CompileOptions&
     auto prog = symbols.lookup<ir::npu::ProgramOp>(launch.getProgram());
     auto program = ir::npu::toProgram(prog);
     if (failed(program)) return;
-    auto d = prog->getAttrOfType<DictionaryAttr>("tandem.matmul");
     CompiledProgram cp;
     cp.program = std::move(*program);
+    if (auto kv = prog->getAttrOfType<DictionaryAttr>("tandem.kv")) {
+      cp.kind = CompiledProgram::Kind::kKvAppend;
+      cp.kv.geometry.capacity = uint32_t(intField(kv, "capacity"));
+      cp.kv.geometry.heads = uint32_t(intField(kv, "heads"));
+      cp.kv.geometry.head_dim = uint32_t(intField(kv, "head_dim"));
+      cp.kv.geometry.page_tokens = uint32_t(intField(kv, "page_tokens"));
+      auto layout = kv.getAs<StringAttr>("layout");
+      cp.kv.geometry.layout = tandem::npu::oplib::kv_layout_from_name(layout ? layout.getValue() : "")
+                                  .value_or(tandem::npu::oplib::KvLayout::kTokenMajor);
+      cp.kv.rows = uint32_t(intField(kv, "rows"));
+      if (auto ph = kv.getAs<StringAttr>("phase")) cp.kv.phase = ph.getValue().str();
+      if (auto est = kv.getAs<FloatAttr>("est_cycles")) cp.est_cycles = est.getValueAsDouble();
+      out.programs.push_back(std::move(cp));
+      return;
+    }
+    auto d = prog->getAttrOfType<DictionaryAttr>("tandem.matmul");
     auto format = d ? d.getAs<StringAttr>("format") : StringAttr();
     auto order = d ? d.getAs<StringAttr>("order") : StringAttr();
     cp.spec = ir::matmulSpec(intField(d, "rows"), intField(d, "in"), intField(d, "out"),

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "npu/oplib/kv_cache.h"
 #include "npu/oplib/matmul.h"
 #include "npu/program.h"
 
@@ -18,15 +19,27 @@ struct CompileOptions {
   std::string target_path;  // NPU TargetModel JSON ("" = data/npu/hexagon-v75.json)
   int64_t tcm_budget = 0;   // bytes the schedules may use (0 = the target's TCM)
   std::string layout = "auto";  // weight layout: auto, interleaved_unpack, f16_tiles
+  std::string kv_layout = "auto";  // KV cache layout: auto (per phase on the cost model), token_major, head_major
   double power_cap_w = 0;       // a power level: average NPU power no schedule may exceed (0 = none)
   bool keep_ir = false;         // print the final module into CompiledModule::ir (large for big buckets)
 };
 
+// A KV append program: buffer 0 the new rows [rows][width] fp16, buffer 1 the cache, bound at
+// the appended position's window (npu/oplib/kv_cache.h kv_offset).
+struct CompiledKvAppend {
+  tandem::npu::oplib::KvGeometry geometry;
+  uint32_t rows = 0;   // tokens appended per launch
+  std::string phase;   // "prefill" / "decode": the phase the layout was chosen for
+};
+
 // One npu.program of the compiled module: what the runtime binds and launches.
 struct CompiledProgram {
+  enum class Kind { kMatmul, kKvAppend };
+  Kind kind = Kind::kMatmul;
   tandem::npu::Program program;
-  tandem::npu::oplib::MatmulSpec spec;  // operands: x [rows, in] f16, weight pack of spec.wtype, y [rows, out]
-  std::string source_quant;             // the weight's storage format before packing ("q4_0", ...)
+  tandem::npu::oplib::MatmulSpec spec;  // kMatmul: x [rows, in] f16, weight pack of spec.wtype, y [rows, out]
+  std::string source_quant;             // kMatmul: the weight's storage format before packing ("q4_0", ...)
+  CompiledKvAppend kv;                  // kKvAppend
   double est_cycles = 0;                // the cost model's price of the chosen schedule
 };
 

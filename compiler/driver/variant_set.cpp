@@ -10,6 +10,7 @@
 #include "compiler/api/layer_ir.h"
 #include "compiler/api/npu_compiler.h"
 #include "core/dtype.h"
+#include "npu/oplib/kv_cache.h"
 #include "npu/oplib/matmul_check.h"
 
 namespace tandem::compiler {
@@ -22,6 +23,37 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 std::string order_name(npu::oplib::MatmulOrder o) {
   return o == npu::oplib::MatmulOrder::kNaive ? "weight_stationary" : "activation_stationary";
+}
+
+// A KV append's manifest entry, validated (when asked) on the functional executor: appends at
+// the cache's first token, at its last slot (the bucket edge), and starting one token before a
+// page boundary (the append switches pages), each compared byte for byte with the layout.
+Result<compile_cache::ProgramEntry> kv_entry(CompiledProgram& p, const npu::TargetModel& target, bool validate,
+                                             uint64_t seed, std::map<std::string, double>& validated) {
+  const npu::oplib::KvGeometry& g = p.kv.geometry;
+  compile_cache::ProgramEntry e;
+  e.kind = "kv_append";
+  e.rows = p.kv.rows;
+  e.kv = {g.capacity, g.heads, g.head_dim, g.page_tokens, std::string(npu::oplib::kv_layout_name(g.layout)), p.kv.phase};
+  e.est_cycles = p.est_cycles;
+  const std::vector<uint8_t> bytes = npu::serialize(p.program);
+  const std::string key = compile_cache::sha256_hex(bytes.data(), bytes.size());
+  if (validate && !validated.count(key)) {
+    const uint32_t last = g.capacity - p.kv.rows;
+    for (uint32_t at : {0u, last, std::min(last, g.page_tokens - 1)}) {
+      TANDEM_ASSIGN_OR_RETURN(auto c, npu::oplib::check_kv_append_program(p.program, g, p.kv.rows, at, seed + at, target));
+      if (!c.ok())
+        return Internal("validation failed: " + p.program.name + " (" + p.kv.phase + " KV append of " +
+                        std::to_string(p.kv.rows) + " rows at position " + std::to_string(at) + "): " +
+                        std::to_string(c.wrong) + " of " + std::to_string(c.written) + " cache bytes wrong, " +
+                        std::to_string(c.clobbered) + " bytes outside the appended tokens changed");
+    }
+    validated[key] = 0;  // a copy: exact or wrong
+  }
+  e.max_error_ratio = validate ? 0 : -1;
+  p.program.name = "kv" + std::to_string(p.kv.rows) + "_" + std::to_string(g.capacity) + "x" + std::to_string(g.width()) +
+                   "_" + e.kv.layout;
+  return e;
 }
 
 }  // namespace
@@ -113,6 +145,13 @@ Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const Mod
     for (const FallbackOp& f : compiled->fallbacks) ve.fallbacks.push_back({f.op, f.device, f.reason, f.switch_cost_s});
     for (CompiledProgram& p : compiled->programs) {
       ++rep.programs_compiled;
+      if (p.kind == CompiledProgram::Kind::kKvAppend) {
+        TANDEM_ASSIGN_OR_RETURN(compile_cache::ProgramEntry e, kv_entry(p, target, o.validate, 0x6b76 + vi, validated));
+        TANDEM_ASSIGN_OR_RETURN(std::string name, cache.add_program(p.program, e));
+        ve.programs.push_back(name);
+        ve.est_seconds += target.seconds(p.est_cycles);
+        continue;
+      }
       compile_cache::ProgramEntry e;
       e.rows = p.spec.n;
       e.in = p.spec.in;

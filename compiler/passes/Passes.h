@@ -22,7 +22,8 @@ struct PipelineOptions {
   std::string target;      // TargetModel JSON ("" = default)
   int64_t tcm_budget = 0;  // 0 = the target's TCM
   double power_cap_w = 0;  // 0 = uncapped
-  std::string layout = "auto";
+  std::string layout = "auto";     // weight layout
+  std::string kv_layout = "auto";  // KV cache layout
 };
 // llm-expand-mlp, llm-specialize-phase, llm-fusion-clusters, llm-mark-fallback, llm-to-state, state-to-tdma, tdma-allocate-tcm,
 // tdma-to-npu, npu-export (verify only).

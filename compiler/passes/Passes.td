@@ -58,15 +58,23 @@ def LlmMarkFallback : Pass<"llm-mark-fallback", "mlir::ModuleOp"> {
 }
 
 def LlmToState : Pass<"llm-to-state", "mlir::ModuleOp"> {
-  let summary = "Lower llm.linear to a weight pack and a state.matmul in a target-chosen layout";
+  let summary = "Lower llm.linear and llm.kv_append to state: weight packs and KV pages in target-chosen layouts";
   let description = [{
     The weight layout of a quantized linear is chosen on the cost model: "interleaved_unpack"
     (blocks with their scales, unpacked on the vector unit into matrix tiles) or "f16_tiles"
     (dequantized at pack time: no vector work, about 3.5x (q4_0) more DMA bytes).
+    A KV append becomes state.kv_pages (the cache's layout and page size) and state.kv_write.
+    The KV layout is chosen per phase on the cost model's DMA cycles of that phase's cache
+    traffic: the append, and attention reading the context one (page, head) block at a time
+    (prefill: the prompt it appends; decode: the whole cache).
+    Prefill's many-token appends favour "token_major", decode's per-head reads "head_major".
+    Heads come from the llm.attention that reads the cache (one head of the full width if none).
   }];
   let options = [TargetOption,
     Option<"layout", "layout", "std::string", /*default=*/"\"auto\"",
-           "weight layout: auto, interleaved_unpack or f16_tiles">];
+           "weight layout: auto, interleaved_unpack or f16_tiles">,
+    Option<"kvLayout", "kv-layout", "std::string", /*default=*/"\"auto\"",
+           "KV cache layout: auto, token_major or head_major">];
   let dependentDialects = ["::tandem::ir::state::StateDialect"];
 }
 

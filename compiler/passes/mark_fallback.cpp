@@ -12,6 +12,7 @@ namespace tandem::ir {
 }  // namespace tandem::ir
 
 using namespace mlir;
+using tandem::ir::llm::activationRows;
 
 namespace tandem::ir {
 namespace {
@@ -24,6 +25,10 @@ int64_t tensorBytes(Type t) {
 
 // Why the NPU cannot run `op` on `t` ("" when it can).
 std::string npuBlocker(Operation* op, const tandem::npu::TargetModel& t) {
+  if (auto kv = dyn_cast<llm::KvAppendOp>(op)) {  // pages stream through two staging buffers of one token row each at least
+    const int64_t row = tensorBytes(kv.getRows().getType()) / std::max<int64_t>(1, activationRows(kv));
+    return 2 * row <= int64_t(t.tcm.bytes) ? "" : "a KV row of " + std::to_string(row) + " B does not fit TCM twice";
+  }
   auto lin = dyn_cast<llm::LinearOp>(op);
   if (!lin) return "no NPU lowering for " + op->getName().getStringRef().str();
   auto x = llvm::cast<RankedTensorType>(lin.getInput().getType());

@@ -10,7 +10,7 @@ void buildNpuPipeline(mlir::OpPassManager& pm, const PipelineOptions& o) {
   pm.addPass(createLlmSpecializePhase({o.target}));
   pm.addPass(createLlmFusionClusters({o.target, o.tcm_budget, o.power_cap_w, "search"}));
   pm.addPass(createLlmMarkFallback({o.target}));
-  pm.addPass(createLlmToState({o.target, o.layout}));
+  pm.addPass(createLlmToState({o.target, o.layout, o.kv_layout}));
   pm.addPass(createStateToTdma({o.target, o.tcm_budget, "auto", o.power_cap_w}));
   pm.addPass(createTdmaAllocateTcm({o.target, o.tcm_budget}));
   pm.addPass(createTdmaToNpu({o.target}));
@@ -28,7 +28,7 @@ struct CliOptions : mlir::PassPipelineOptions<CliOptions> {
 void registerNpuPipeline() {
   mlir::PassPipelineRegistration<CliOptions>(
       "tandem-npu-pipeline", "Lower llm to npu programs (phase, fallback, layout, tiling, TCM, emission, check)",
-      [](mlir::OpPassManager& pm, const CliOptions& o) { buildNpuPipeline(pm, {o.target, o.tcmBudget, o.powerCap, "auto"}); });
+      [](mlir::OpPassManager& pm, const CliOptions& o) { buildNpuPipeline(pm, {o.target, o.tcmBudget, o.powerCap, "auto", "auto"}); });
 }
 
 }  // namespace tandem::ir

@@ -1,7 +1,10 @@
 // state-to-tdma: tiling, double buffering (asymmetric when TCM is short) and the TCM buffers of
-// every state.matmul, chosen by the tiling search on the shared cost model.
+// every state.matmul, chosen by the tiling search on the shared cost model; every KV append
+// becomes page-sized DMA transfers through (double-buffered) staging buffers, ordered by events.
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
+#include "npu/cost_model.h"
+#include "npu/oplib/kv_cache.h"
 #include "passes/Passes.h"
 #include "passes/matmul_spec.h"
 #include "passes/target_option.h"
@@ -35,9 +38,87 @@ struct StateToTdmaPass : impl::StateToTdmaBase<StateToTdmaPass> {
     }
     llvm::SmallVector<state::MatmulOp> matmuls;
     getOperation().walk([&](state::MatmulOp op) { matmuls.push_back(op); });
+    llvm::SmallVector<state::KvWriteOp> writes;
+    getOperation().walk([&](state::KvWriteOp op) { writes.push_back(op); });
     IRRewriter rw(&getContext());
     for (state::MatmulOp op : matmuls)
       if (failed(lower(op, *target, *budget, mode, rw))) return signalPassFailure();
+    int kernels = 0;
+    for (state::KvWriteOp op : writes)
+      if (failed(lowerKv(op, *target, *budget, mode, kernels++, rw))) return signalPassFailure();
+  }
+
+  // A KV append, page by page: load the page's new rows into a staging buffer (event 0/1), then
+  // store them into the cache in its layout (event 2/3). With two staging buffers the next page
+  // loads while this one is stored; a buffer is reused once the stores out of it completed.
+  // Every op is tagged tdma.kernel (tdma-to-npu makes one program of them); the first transfer
+  // carries the cache geometry (tdma.kv). Store offsets are relative to the appended position.
+  LogicalResult lowerKv(state::KvWriteOp op, const tandem::npu::TargetModel& t, uint64_t budget, Buffering mode,
+                        int index, IRRewriter& rw) {
+    namespace oplib = tandem::npu::oplib;
+    state::KvPagesOp pages = op.pages();
+    auto cache = llvm::cast<RankedTensorType>(op.getCache().getType());
+    oplib::KvGeometry g;
+    g.capacity = uint32_t(cache.getDimSize(0));
+    g.heads = uint32_t(pages.getHeads());
+    g.head_dim = uint32_t(cache.getDimSize(1) / int64_t(pages.getHeads()));
+    g.page_tokens = uint32_t(pages.getPageTokens());
+    g.layout = *oplib::kv_layout_from_name(pages.getLayout());
+    const uint32_t rows = uint32_t(llvm::cast<RankedTensorType>(op.getRows().getType()).getDimSize(0));
+    const uint32_t page = std::min(rows, g.page_tokens), chunks = (rows + g.page_tokens - 1) / g.page_tokens;
+    const uint64_t align = t.tcm.alignment_bytes;
+    const uint64_t stage = (uint64_t(page) * g.row_bytes() + align - 1) / align * align;
+    if (stage > budget)
+      return op.emitError() << "TCM overflow: a page of " << page << " KV rows (" << stage << " B) does not fit the budget of "
+                            << budget << " B; use smaller pages";
+    const unsigned buffers = chunks > 1 && mode != Buffering::kSingle && 2 * stage <= budget ? 2 : 1;
+    rw.setInsertionPoint(op);
+    auto kernel = rw.getStringAttr("kv" + std::to_string(index));
+    auto i64 = [&](int64_t v) { return rw.getI64IntegerAttr(v); };
+    Value buf[2];
+    for (unsigned b = 0; b < buffers; ++b)
+      buf[b] = rw.create<tdma::AllocOp>(op.getLoc(), rw.getIndexType(), i64(int64_t(stage)), i64(int64_t(align)),
+                                        rw.getStringAttr("kv_stage" + std::to_string(b)), IntegerAttr());
+    auto wait = [&](int64_t event) { rw.create<tdma::DmaWaitOp>(op.getLoc(), i64(event))->setAttr("tdma.kernel", kernel); };
+    auto start = [&](StringRef dir, Value tensor, Value b, uint64_t ddr, uint64_t ddrStride, uint32_t n, uint32_t bytes,
+                     uint32_t tcm, uint32_t tcmStride, int64_t event) {
+      auto d = rw.create<tdma::DmaStartOp>(op.getLoc(), rw.getStringAttr(dir), tensor, b, i64(int64_t(ddr)),
+                                           i64(int64_t(ddrStride)), i64(n), i64(bytes), i64(tcmStride), i64(event), i64(tcm));
+      d->setAttr("tdma.kernel", kernel);
+      return d;
+    };
+    const tandem::npu::CostModel cost(t);
+    double loadCycles = 0, storeCycles = 0;  // of one full page
+    tdma::DmaStartOp first;
+    for (uint32_t c = 0; c < chunks; ++c) {
+      const unsigned b = c % buffers;
+      const uint32_t from = c * g.page_tokens, n = std::min(g.page_tokens, rows - from);
+      const uint32_t bytes = uint32_t(n * g.row_bytes());
+      if (c >= buffers) wait(2 + b);  // the stores out of this buffer have drained
+      auto load = start("load", op.getRows(), buf[b], from * g.row_bytes(), bytes, 1, bytes, 0, bytes, b);
+      if (!first) first = load;
+      wait(b);
+      if (c == 0) loadCycles = cost.dma_cycles(1, bytes);
+      for (const oplib::KvTransfer& s : oplib::kv_store_transfers(g, from, n)) {
+        start("store", op.getCache(), buf[b], s.ddr_offset, s.ddr_stride, s.rows, s.row_bytes, s.tcm_offset, s.tcm_stride, 2 + b);
+        if (c == 0) storeCycles += cost.dma_cycles(s.rows, s.row_bytes);
+      }
+    }
+    for (unsigned b = 0; b < buffers; ++b) wait(2 + b);
+    const double est = tandem::npu::CostModel::pipelined_cycles(loadCycles, 0, storeCycles, chunks, buffers == 2);
+    first->setAttr("tdma.kv", rw.getDictionaryAttr({
+        rw.getNamedAttr("capacity", i64(g.capacity)),
+        rw.getNamedAttr("heads", i64(g.heads)),
+        rw.getNamedAttr("head_dim", i64(g.head_dim)),
+        rw.getNamedAttr("page_tokens", i64(g.page_tokens)),
+        rw.getNamedAttr("layout", pages.getLayoutAttr()),
+        rw.getNamedAttr("rows", i64(rows)),
+        rw.getNamedAttr("phase", op.getPhaseAttr()),
+        rw.getNamedAttr("est_cycles", rw.getF64FloatAttr(est)),
+    }));
+    // The stores wrote the cache in place: later readers read the cache itself.
+    rw.replaceOp(op, op.getCache());
+    return success();
   }
 
   LogicalResult lower(state::MatmulOp op, const tandem::npu::TargetModel& t, uint64_t budget, Buffering mode,

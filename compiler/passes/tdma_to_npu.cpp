@@ -1,9 +1,12 @@
 // tdma-to-npu: each tiled matmul loop becomes an npu.program (its instruction stream, emitted by
-// the runtime operator library's emitter at the allocator's addresses) and an npu.launch.
+// the runtime operator library's emitter at the allocator's addresses) and an npu.launch; each
+// DMA kernel (the transfers and waits state-to-tdma tagged with one tdma.kernel, a KV append)
+// becomes a program of the same transfers, instruction for instruction, and a launch.
 #include "dialects/npu/ProgramConversion.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/MapVector.h"
 #include "passes/Passes.h"
 #include "passes/matmul_spec.h"
 #include "passes/target_option.h"
@@ -36,12 +39,112 @@ struct TdmaToNpuPass : impl::TdmaToNpuBase<TdmaToNpuPass> {
       const std::string name = (f ? f.getSymName().str() : std::string("module")) + "_mm" + std::to_string(perFunction[f]++);
       if (failed(lower(op, name, *target, rw, symbols))) return signalPassFailure();
     }
-    // The loops were the allocations' only users.
+    // DMA kernels (tags are unique in the module), in program order of their first op.
+    llvm::MapVector<StringAttr, llvm::SmallVector<Operation*>> kernels;
+    getOperation().walk([&](Operation* op) {
+      if (auto k = op->getAttrOfType<StringAttr>("tdma.kernel")) kernels[k].push_back(op);
+    });
+    llvm::DenseMap<Operation*, int> kvPerFunction;
+    for (auto& [tag, ops] : kernels) {
+      auto f = ops.front()->getParentOfType<func::FuncOp>();
+      const std::string name = (f ? f.getSymName().str() : std::string("module")) + "_kv" + std::to_string(kvPerFunction[f]++);
+      if (failed(lowerKernel(ops, name, *target, rw, symbols))) return signalPassFailure();
+    }
+    // The loops and kernels were the allocations' only users.
     llvm::SmallVector<tdma::AllocOp> allocs;
     getOperation().walk([&](tdma::AllocOp a) {
       if (a->use_empty()) allocs.push_back(a);
     });
     for (tdma::AllocOp a : allocs) rw.eraseOp(a);
+  }
+
+  static int64_t tensorBytes(Value v) {
+    auto t = llvm::cast<RankedTensorType>(v.getType());
+    return t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
+  }
+
+  LogicalResult lowerKernel(llvm::ArrayRef<Operation*> ops, const std::string& name, const tandem::npu::TargetModel& t,
+                            IRRewriter& rw, SymbolTable& symbols) {
+    namespace tn = tandem::npu;
+    Location loc = ops.front()->getLoc();
+    llvm::SmallVector<Value> read;  // DDR tensors the kernel only loads from, in first-use order
+    Value written;                  // the one it stores into (updated in place)
+    uint64_t writtenEnd = 0;
+    DictionaryAttr kv;
+    uint32_t events = 0;
+    struct Pending { tn::Instr instr; Value tensor; };
+    std::vector<Pending> code;
+    for (Operation* op : ops) {
+      if (auto d = dyn_cast<tdma::DmaStartOp>(op)) {
+        if (auto k = d->getAttrOfType<DictionaryAttr>("tdma.kv")) kv = k;
+        auto a = d.getBuffer().getDefiningOp<tdma::AllocOp>();
+        if (!a.getOffset()) return d.emitError("TCM buffers are not placed: run tdma-allocate-tcm before tdma-to-npu");
+        tn::DmaArgs args;
+        args.ddr_offset = uint64_t(d.getDdrOffset());
+        args.ddr_stride = uint64_t(d.getDdrStride());
+        args.rows = uint32_t(d.getRows());
+        args.row_bytes = uint32_t(d.getRowBytes());
+        args.tcm = uint32_t(*a.getOffset() + d.getTcmOffset());
+        args.tcm_stride = uint32_t(d.getTcmStride());
+        args.event = uint32_t(d.getEvent());
+        events = std::max(events, args.event + 1);
+        const bool store = d.getDirection() == "store";
+        if (store) {
+          if (written && written != d.getTensor())
+            return d.emitError("a DMA kernel stores into one DDR tensor; this one stores into a second");
+          written = d.getTensor();
+          writtenEnd = std::max(writtenEnd, args.ddr_offset + uint64_t(args.rows - 1) * args.ddr_stride + args.row_bytes);
+        } else if (!llvm::is_contained(read, d.getTensor())) {
+          read.push_back(d.getTensor());
+        }
+        code.push_back({store ? tn::Instr::dma_store(args) : tn::Instr::dma_load(args), d.getTensor()});
+      } else if (auto w = dyn_cast<tdma::DmaWaitOp>(op)) {
+        events = std::max(events, uint32_t(w.getEvent()) + 1);
+        code.push_back({tn::Instr::wait(uint32_t(w.getEvent())), Value()});
+      } else if (auto sig = dyn_cast<tdma::SignalOp>(op)) {
+        uint8_t units = 0;
+        for (Attribute u : sig.getUnits()) {
+          StringRef n = llvm::cast<StringAttr>(u).getValue();
+          units |= n == "dma" ? tn::kUnitDma : n == "matrix" ? tn::kUnitMatrix : tn::kUnitVector;
+        }
+        events = std::max(events, uint32_t(sig.getEvent()) + 1);
+        code.push_back({tn::Instr::signal(uint32_t(sig.getEvent()), units), Value()});
+      } else {
+        return op->emitError("not a DMA kernel op (dma_start, dma_wait, signal) but tagged tdma.kernel");
+      }
+    }
+    if (!written) return ops.front()->emitError("a DMA kernel must store into a DDR tensor");
+    if (llvm::is_contained(read, written)) return ops.front()->emitError("a DMA kernel loads from the tensor it stores into");
+    // Buffers: the tensors read, then the one written (bound at its window: the bytes it touches).
+    tn::Program program;
+    program.name = name;
+    for (size_t i = 0; i < read.size(); ++i)
+      program.add_buffer(kv && read.size() == 1 ? "rows" : "in" + std::to_string(i), uint64_t(tensorBytes(read[i])), false);
+    const uint32_t out = program.add_buffer(kv ? "cache" : "out", writtenEnd, true);
+    program.num_events = events;
+    for (Pending& p : code) {
+      if (p.tensor) p.instr.dma.buffer = p.tensor == written ? out : uint32_t(llvm::find(read, p.tensor) - read.begin());
+      program.emit(p.instr);
+    }
+    if (auto st = tn::verify(program, t); !st.ok())
+      return ops.front()->emitError() << "DMA kernel fails the device check: " << st.message();
+
+    rw.setInsertionPointToEnd(getOperation().getBody());
+    npu::ProgramOp prog = npu::buildProgramOp(rw, loc, program);
+    symbols.insert(prog);
+    if (kv) prog->setAttr("tandem.kv", kv);
+    rw.setInsertionPointAfter(ops.back());
+    llvm::SmallVector<Value> args(read.begin(), read.end());
+    args.push_back(written);
+    auto launch = rw.create<npu::LaunchOp>(loc, written.getType(), prog.getSymName(), args);
+    // Readers after the launch read the updated cache.
+    llvm::SmallPtrSet<Operation*, 16> group(ops.begin(), ops.end());
+    written.replaceUsesWithIf(launch.getResult(), [&](OpOperand& use) {
+      Operation* user = launch->getBlock()->findAncestorOpInBlock(*use.getOwner());
+      return user && user != launch && !group.count(user) && launch->isBeforeInBlock(user);
+    });
+    for (Operation* op : llvm::reverse(ops)) rw.eraseOp(op);
+    return success();
   }
 
   LogicalResult lower(tdma::MatmulTilesOp op, const std::string& name, const tandem::npu::TargetModel& t, IRRewriter& rw,

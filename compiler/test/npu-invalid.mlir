@@ -52,8 +52,8 @@ npu.program @two events 1 {
   npu.buffer "y" {bytes = 64 : i64, writable = true}
 }
 func.func @launch(%x: tensor<1x32xf16>, %w: tensor<64xi8>) -> tensor<1x32xf16> {
-  // expected-error @+1 {{binds 2 inputs + 1 output, but @two declares 2 buffers}}
-  %y = npu.launch @two(%x, %w) : (tensor<1x32xf16>, tensor<64xi8>) -> tensor<1x32xf16>
+  // expected-error @+1 {{binds 3 inputs + 1 output, but @two declares 2 buffers}}
+  %y = npu.launch @two(%x, %w, %x) : (tensor<1x32xf16>, tensor<64xi8>, tensor<1x32xf16>) -> tensor<1x32xf16>
   return %y : tensor<1x32xf16>
 }
 
@@ -62,5 +62,18 @@ func.func @launch(%x: tensor<1x32xf16>, %w: tensor<64xi8>) -> tensor<1x32xf16> {
 func.func @missing(%x: tensor<1x32xf16>) -> tensor<1x32xf16> {
   // expected-error @+1 {{no npu.program named @nowhere}}
   %y = npu.launch @nowhere(%x) : (tensor<1x32xf16>) -> tensor<1x32xf16>
+  return %y : tensor<1x32xf16>
+}
+
+// -----
+
+// Binding every buffer updates the last in place: the result is that operand's new value.
+npu.program @inplace events 1 {
+  npu.buffer "rows" {bytes = 64 : i64, writable = false}
+  npu.buffer "cache" {bytes = 256 : i64, writable = true}
+}
+func.func @inplace_type(%r: tensor<1x32xf16>, %c: tensor<4x32xf16>) -> tensor<1x32xf16> {
+  // expected-error @+1 {{binds all 2 buffers of @inplace, so it updates the last in place and its result must have the last operand's type}}
+  %y = npu.launch @inplace(%r, %c) : (tensor<1x32xf16>, tensor<4x32xf16>) -> tensor<1x32xf16>
   return %y : tensor<1x32xf16>
 }

@@ -42,18 +42,43 @@ func.func @order(%x: tensor<1x64xf16>, %p: tensor<2304xi8>) -> tensor<1x64xf16> 
 
 // -----
 
-func.func @kv() -> tensor<1000x512xf16> {
-  // expected-error @+1 {{cache must be 1024x512}}
-  %c = state.kv_pages {pages = 8 : i64, page_tokens = 128 : i64, width = 512 : i64, layout = "head_major"} : tensor<1000x512xf16>
-  return %c : tensor<1000x512xf16>
+func.func @kv(%kc: tensor<800x512xf16>) -> tensor<800x512xf16> {
+  // expected-error @+1 {{cache must be (897..1024)x512 for 8 pages of 128 tokens}}
+  %c = state.kv_pages %kc {pages = 8 : i64, page_tokens = 128 : i64, width = 512 : i64, heads = 8 : i64, layout = "head_major"} : tensor<800x512xf16>
+  return %c : tensor<800x512xf16>
 }
 
 // -----
 
-func.func @kv_layout() -> tensor<1024x512xf16> {
+func.func @kv_layout(%kc: tensor<1024x512xf16>) -> tensor<1024x512xf16> {
   // expected-error @+1 {{layout must be "token_major" or "head_major", got "column_major"}}
-  %c = state.kv_pages {pages = 8 : i64, page_tokens = 128 : i64, width = 512 : i64, layout = "column_major"} : tensor<1024x512xf16>
+  %c = state.kv_pages %kc {pages = 8 : i64, page_tokens = 128 : i64, width = 512 : i64, heads = 8 : i64, layout = "column_major"} : tensor<1024x512xf16>
   return %c : tensor<1024x512xf16>
+}
+
+// -----
+
+func.func @kv_heads(%kc: tensor<1024x512xf16>) -> tensor<1024x512xf16> {
+  // expected-error @+1 {{width 512 is not a multiple of heads 3}}
+  %c = state.kv_pages %kc {pages = 8 : i64, page_tokens = 128 : i64, width = 512 : i64, heads = 3 : i64, layout = "head_major"} : tensor<1024x512xf16>
+  return %c : tensor<1024x512xf16>
+}
+
+// -----
+
+func.func @kv_write_unpaged(%kc: tensor<1024x512xf16>, %k: tensor<1x512xf16>, %at: index) -> tensor<1024x512xf16> {
+  // expected-error @+1 {{cache must come from state.kv_pages}}
+  %c = state.kv_write %kc, %k at %at {phase = "decode"} : tensor<1024x512xf16>, tensor<1x512xf16>
+  return %c : tensor<1024x512xf16>
+}
+
+// -----
+
+func.func @kv_write_decode(%kc: tensor<1024x512xf16>, %k: tensor<2x512xf16>, %at: index) -> tensor<1024x512xf16> {
+  %c = state.kv_pages %kc {pages = 8 : i64, page_tokens = 128 : i64, width = 512 : i64, heads = 8 : i64, layout = "head_major"} : tensor<1024x512xf16>
+  // expected-error @+1 {{a decode append writes one row, got 2}}
+  %c2 = state.kv_write %c, %k at %at {phase = "decode"} : tensor<1024x512xf16>, tensor<2x512xf16>
+  return %c2 : tensor<1024x512xf16>
 }
 
 // -----

@@ -42,3 +42,23 @@ func.func @units() {
   tdma.signal {event = 1 : i64, units = ["matrix", "dsp"]}
   return
 }
+
+// -----
+
+func.func @tcm_bounds(%x: tensor<4x64xf16>) {
+  %a = tdma.alloc {bytes = 256 : i64, alignment = 64 : i64, role = "stage"} : index
+  // expected-error @+1 {{TCM side ends at byte 384 of a 256-byte buffer}}
+  tdma.dma_start "load" %x to %a {ddr_offset = 0 : i64, ddr_stride = 128 : i64, rows = 2 : i64, row_bytes = 128 : i64,
+      tcm_stride = 128 : i64, tcm_offset = 128 : i64, event = 0 : i64} : tensor<4x64xf16>
+  return
+}
+
+// -----
+
+func.func @ddr_bounds(%x: tensor<4x64xf16>) {
+  %a = tdma.alloc {bytes = 1024 : i64, alignment = 64 : i64, role = "stage"} : index
+  // expected-error @+1 {{DDR side ends at byte 640 of a 512-byte tensor}}
+  tdma.dma_start "store" %x to %a {ddr_offset = 256 : i64, ddr_stride = 256 : i64, rows = 2 : i64, row_bytes = 128 : i64,
+      tcm_stride = 128 : i64, event = 0 : i64} : tensor<4x64xf16>
+  return
+}

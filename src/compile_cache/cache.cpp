@@ -83,7 +83,7 @@ Result<CompileCache> CompileCache::open(const std::string& dir, const CacheKey& 
 
 const ProgramEntry* CompileCache::find(uint32_t rows, uint32_t in, uint32_t out, const std::string& source_quant) const {
   for (const ProgramEntry& p : manifest_.programs)
-    if (p.rows == rows && p.in == in && p.out == out && p.source_quant == source_quant) return &p;
+    if (p.kind == "matmul" && p.rows == rows && p.in == in && p.out == out && p.source_quant == source_quant) return &p;
   return nullptr;
 }
 

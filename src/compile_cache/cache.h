@@ -43,7 +43,7 @@ class CompileCache {
 
   const Manifest& manifest() const { return manifest_; }
   const std::string& dir() const { return dir_; }
-  // The program for a matmul of this shape and weight storage format, or nullptr.
+  // The matmul program of this shape and weight storage format, or nullptr.
   const ProgramEntry* find(uint32_t rows, uint32_t in, uint32_t out, const std::string& source_quant) const;
   // Loads a program, refusing it when the file's SHA-256 differs from the manifest's.
   Result<npu::Program> load(const ProgramEntry& e) const;

@@ -45,11 +45,29 @@ std::string Manifest::to_json_text() const {
                              {"compile_seconds", v.compile_seconds}});
   }
   j["programs"] = json::array();
-  for (const ProgramEntry& p : programs)
+  for (const ProgramEntry& p : programs) {
+    if (p.kind == "kv_append") {
+      j["programs"].push_back({{"name", p.name},
+                               {"file", p.file},
+                               {"sha256", p.sha256},
+                               {"bytes", p.bytes},
+                               {"kind", p.kind},
+                               {"rows", p.rows},
+                               {"kv", {{"capacity", p.kv.capacity},
+                                       {"heads", p.kv.heads},
+                                       {"head_dim", p.kv.head_dim},
+                                       {"page_tokens", p.kv.page_tokens},
+                                       {"layout", p.kv.layout},
+                                       {"phase", p.kv.phase}}},
+                               {"est_cycles", p.est_cycles},
+                               {"max_error_ratio", p.max_error_ratio}});
+      continue;
+    }
     j["programs"].push_back({{"name", p.name},
                              {"file", p.file},
                              {"sha256", p.sha256},
                              {"bytes", p.bytes},
+                             {"kind", p.kind},
                              {"rows", p.rows},
                              {"in", p.in},
                              {"out", p.out},
@@ -61,6 +79,7 @@ std::string Manifest::to_json_text() const {
                              {"arrays", p.arrays},
                              {"est_cycles", p.est_cycles},
                              {"max_error_ratio", p.max_error_ratio}});
+  }
   return j.dump(1) + "\n";
 }
 
@@ -136,8 +155,9 @@ Result<Manifest> Manifest::from_json_text(const std::string& text, const std::st
   Reader r{file, Status::Ok()};
   Manifest m;
   m.format_version = int(r.count(j, "", "format_version", 1000));
-  if (r.error.ok() && m.format_version != 1)
-    return InvalidArgument(file + ": format_version " + std::to_string(m.format_version) + " (this tandem reads 1)");
+  if (r.error.ok() && m.format_version != 2)
+    return InvalidArgument(file + ": format_version " + std::to_string(m.format_version) +
+                           " (this tandem reads 2; recompile the cache with tandem compile)");
   if (const json* k = r.field(j, "", "key")) {
     m.key.model_hash = r.str(*k, "key.", "model_hash");
     m.key.target_hash = r.str(*k, "key.", "target_hash");
@@ -162,15 +182,32 @@ Result<Manifest> Manifest::from_json_text(const std::string& text, const std::st
       p.file = r.str(o, path, "file");
       p.sha256 = r.str(o, path, "sha256");
       p.bytes = r.count(o, path, "bytes", uint64_t(1) << 40);
+      p.kind = r.str(o, path, "kind");
       p.rows = uint32_t(r.count(o, path, "rows", kMaxDim));
-      p.in = uint32_t(r.count(o, path, "in", kMaxDim));
-      p.out = uint32_t(r.count(o, path, "out", kMaxDim));
-      p.format = r.str(o, path, "format");
-      p.source_quant = r.str(o, path, "source_quant");
-      p.order = r.str(o, path, "order");
-      p.double_buffer = r.flag(o, path, "double_buffer");
-      p.double_buffer_out = r.flag(o, path, "double_buffer_out");
-      p.arrays = uint32_t(r.count(o, path, "arrays", 4096));
+      if (p.kind == "matmul") {
+        p.in = uint32_t(r.count(o, path, "in", kMaxDim));
+        p.out = uint32_t(r.count(o, path, "out", kMaxDim));
+        p.format = r.str(o, path, "format");
+        p.source_quant = r.str(o, path, "source_quant");
+        p.order = r.str(o, path, "order");
+        p.double_buffer = r.flag(o, path, "double_buffer");
+        p.double_buffer_out = r.flag(o, path, "double_buffer_out");
+        p.arrays = uint32_t(r.count(o, path, "arrays", 4096));
+      } else if (p.kind == "kv_append") {
+        if (const json* kv = r.field(o, path, "kv")) {
+          const std::string kp = path + "kv.";
+          p.kv.capacity = uint32_t(r.count(*kv, kp, "capacity", kMaxDim));
+          p.kv.heads = uint32_t(r.count(*kv, kp, "heads", kMaxDim));
+          p.kv.head_dim = uint32_t(r.count(*kv, kp, "head_dim", kMaxDim));
+          p.kv.page_tokens = uint32_t(r.count(*kv, kp, "page_tokens", kMaxDim));
+          p.kv.layout = r.str(*kv, kp, "layout");
+          p.kv.phase = r.str(*kv, kp, "phase");
+          if (r.error.ok() && p.kv.layout != "token_major" && p.kv.layout != "head_major")
+            return InvalidArgument(file + ": field '" + kp + "layout' must be token_major or head_major, got '" + p.kv.layout + "'");
+        }
+      } else if (r.error.ok()) {
+        return InvalidArgument(file + ": field '" + path + "kind' must be matmul or kv_append, got '" + p.kind + "'");
+      }
       p.est_cycles = r.num(o, path, "est_cycles");
       p.max_error_ratio = r.num(o, path, "max_error_ratio");
       if (r.error.ok() && (p.file.empty() || p.file.find("..") != std::string::npos || p.file[0] == '/'))

@@ -22,12 +22,22 @@ struct CacheKey {
   std::string digest() const;  // SHA-256 over the four fields
 };
 
-// One program file: a matmul of x [rows, in] by a `format` weight pack -> y [rows, out].
+// A KV append's cache geometry (npu/oplib/kv_cache.h).
+struct KvEntry {
+  uint32_t capacity = 0, heads = 0, head_dim = 0, page_tokens = 0;
+  std::string layout;  // token_major / head_major
+  std::string phase;   // the phase the layout was chosen for
+};
+
+// One program file. kind "matmul": x [rows, in] by a `format` weight pack -> y [rows, out];
+// kind "kv_append": `rows` new tokens into a cache of `kv`'s geometry (the matmul fields unused).
 struct ProgramEntry {
   std::string name;          // unique in the cache
   std::string file;          // relative to the cache directory (binary Program format)
   std::string sha256;        // of the file's bytes
   uint64_t bytes = 0;
+  std::string kind = "matmul";
+  KvEntry kv;                // kind kv_append
   uint32_t rows = 0, in = 0, out = 0;
   std::string format;        // pack format: f16, q8_0, q4_0
   std::string source_quant;  // the weight's storage format
@@ -56,7 +66,7 @@ struct VariantEntry {
 };
 
 struct Manifest {
-  int format_version = 1;
+  int format_version = 2;  // 2: programs have a kind (matmul, kv_append)
   CacheKey key;
   std::string model_name, target_name;
   std::vector<uint32_t> buckets;

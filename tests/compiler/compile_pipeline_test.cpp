@@ -6,6 +6,7 @@
 
 #include "compiler/api/npu_compiler.h"
 #include "npu/executor.h"
+#include "npu/oplib/kv_cache.h"
 #include "npu/oplib/matmul_check.h"
 #include "npu/target_model.h"
 
@@ -124,6 +125,55 @@ TEST(CompilePipeline, FallbacksAreReported) {
   EXPECT_EQ(m->fallbacks[0].device, "gpu");
   EXPECT_EQ(m->fallbacks[1].device, "cpu");
   EXPECT_GT(m->fallbacks[0].switch_cost_s, 0);
+}
+
+std::string kv_append(int rows, int capacity, int heads, int head_dim) {
+  const std::string r = "tensor<" + std::to_string(rows) + "x" + std::to_string(heads * head_dim) + "xf16>";
+  const std::string c = "tensor<" + std::to_string(capacity) + "x" + std::to_string(heads * head_dim) + "xf16>";
+  const std::string q = "tensor<" + std::to_string(rows) + "x" + std::to_string(4 * heads * head_dim) + "xf16>";
+  return "func.func @f(%k: " + r + ", %kc: " + c + ", %at: index, %q: " + q + ") -> " + q + " {\n" +
+         "  %kc2 = llm.kv_append %kc, %k at %at : " + c + ", " + r + "\n" +
+         "  %o = llm.attention %q, %kc2, %kc2 {num_heads = " + std::to_string(4 * heads) + " : i64, num_kv_heads = " +
+         std::to_string(heads) + " : i64, head_dim = " + std::to_string(head_dim) + " : i64} : " + q + ", " + c + ", " + c +
+         "\n  return %o : " + q + "\n}\n";
+}
+
+// A KV append compiles to a program that writes exactly the appended tokens of the cache in the
+// layout chosen for its phase, at any position (first token, last slot, across a page boundary).
+TEST(CompilePipeline, KvAppendsLandInTheirPhaseLayout) {
+  struct Case {
+    int rows;
+    std::string kv_layout;
+    npu::oplib::KvLayout expect;
+  };
+  const Case cases[] = {{300, "auto", npu::oplib::KvLayout::kTokenMajor},  // prefill: the append dominates
+                        {1, "auto", npu::oplib::KvLayout::kHeadMajor},     // decode: per-head reads dominate
+                        {300, "head_major", npu::oplib::KvLayout::kHeadMajor},
+                        {1, "token_major", npu::oplib::KvLayout::kTokenMajor}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.rows) + " rows, kv layout " + c.kv_layout);
+    CompileOptions o;
+    o.kv_layout = c.kv_layout;
+    auto m = compile_mlir(kv_append(c.rows, 1024, 4, 64), o);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    ASSERT_EQ(m->programs.size(), 1u);
+    const CompiledProgram& p = m->programs[0];
+    ASSERT_EQ(p.kind, CompiledProgram::Kind::kKvAppend);
+    EXPECT_EQ(p.kv.rows, uint32_t(c.rows));
+    EXPECT_EQ(p.kv.phase, c.rows == 1 ? "decode" : "prefill");
+    const npu::oplib::KvGeometry& g = p.kv.geometry;
+    EXPECT_EQ(g.capacity, 1024u);
+    EXPECT_EQ(g.heads, 4u);
+    EXPECT_EQ(g.head_dim, 64u);
+    EXPECT_EQ(g.layout, c.expect);
+    EXPECT_GT(p.est_cycles, 0);
+    const uint32_t last = g.capacity - p.kv.rows;
+    for (uint32_t at : {0u, last, std::min(last, g.page_tokens - 1)}) {
+      auto check = npu::oplib::check_kv_append_program(p.program, g, p.kv.rows, at, 11 + at, target());
+      ASSERT_TRUE(check.ok()) << check.status().message();
+      EXPECT_TRUE(check->ok()) << "at " << at << ": " << check->wrong << " wrong, " << check->clobbered << " clobbered";
+    }
+  }
 }
 
 TEST(CompilePipeline, ErrorsCarryLocations) {

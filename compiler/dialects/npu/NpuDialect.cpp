@@ -89,8 +89,12 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection& symbols) {
   int64_t buffers = 0;
   for (Operation& op : prog.getBody().front())
     if (llvm::isa<BufferOp>(op)) ++buffers;
-  if (int64_t(getArgs().size()) + 1 != buffers)
-    return emitOpError() << "binds " << getArgs().size() << " inputs + 1 output, but " << getProgramAttr() << " declares "
+  const int64_t args = int64_t(getArgs().size());
+  if (args + 1 != buffers && args != buffers)
+    return emitOpError() << "binds " << args << " inputs + 1 output, but " << getProgramAttr() << " declares "
                          << buffers << " buffers";
+  if (args == buffers && (args == 0 || getArgs().back().getType() != getResult().getType()))
+    return emitOpError() << "binds all " << buffers << " buffers of " << getProgramAttr()
+                         << ", so it updates the last in place and its result must have the last operand's type";
   return success();
 }

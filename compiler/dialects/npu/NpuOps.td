@@ -152,11 +152,14 @@ def Npu_LaunchOp : Npu_Op<"launch", [DeclareOpInterfaceMethods<SymbolUserOpInter
   let summary = "run an npu.program with DDR tensors bound to its buffers in order";
   let description = [{
     The operands bind the program's buffers in declaration order; the result is the program's
-    last buffer (its writable output), so a program of N buffers takes N - 1 operands.
+    last buffer (its writable output). A program of N buffers takes N - 1 operands (the last
+    buffer is a fresh output) or N (the last buffer is updated in place, as a KV append updates
+    its cache; the result is its new value and has the last operand's type).
 
     Example:
     ```mlir
     %y = npu.launch @mm(%x, %pack) : (tensor<1x128xf16>, tensor<18432xi8>) -> tensor<1x256xf16>
+    %c2 = npu.launch @kv(%k, %c) : (tensor<64x128xf16>, tensor<512x128xf16>) -> tensor<512x128xf16>
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$program, Variadic<AnyRankedTensor>:$args);

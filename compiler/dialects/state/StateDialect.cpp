@@ -74,13 +74,32 @@ LogicalResult MatmulOp::verify() {
 }
 
 LogicalResult KvPagesOp::verify() {
-  const int64_t pages = int64_t(getPages()), pt = int64_t(getPageTokens()), width = int64_t(getWidth());
-  if (pages <= 0 || pt <= 0 || width <= 0) return emitOpError("pages, page_tokens and width must be positive");
+  const int64_t pages = int64_t(getPages()), pt = int64_t(getPageTokens()), width = int64_t(getWidth()),
+                heads = int64_t(getHeads());
+  if (pages <= 0 || pt <= 0 || width <= 0 || heads <= 0)
+    return emitOpError("pages, page_tokens, width and heads must be positive");
+  if (width % heads != 0) return emitOpError() << "width " << width << " is not a multiple of heads " << heads;
   if (getLayout() != "token_major" && getLayout() != "head_major")
     return emitOpError() << "layout must be \"token_major\" or \"head_major\", got \"" << getLayout() << "\"";
   auto c = ranked(getCache());
-  if (c.getRank() != 2 || c.getDimSize(0) != pages * pt || c.getDimSize(1) != width)
-    return emitOpError() << "cache must be " << pages * pt << "x" << width << ", got " << c;
+  // The last page may be partial: pages = ceil(tokens / page_tokens).
+  if (c.getRank() != 2 || c.isDynamicDim(0) || (c.getDimSize(0) + pt - 1) / pt != pages || c.getDimSize(1) != width)
+    return emitOpError() << "cache must be (" << (pages - 1) * pt + 1 << ".." << pages * pt << ")x" << width
+                         << " for " << pages << " pages of " << pt << " tokens, got " << c;
+  return success();
+}
+
+LogicalResult KvWriteOp::verify() {
+  if (!pages()) return emitOpError("cache must come from state.kv_pages (its layout is what the write follows)");
+  if (getPhase() != "prefill" && getPhase() != "decode") return emitOpError() << "unknown phase \"" << getPhase() << "\"";
+  auto c = ranked(getCache()), r = ranked(getRows());
+  if (r.getRank() != 2 || !r.hasStaticShape()) return emitOpError() << "rows must be a static rank-2 tensor, got " << r;
+  if (r.getDimSize(1) != c.getDimSize(1))
+    return emitOpError() << "row width " << r.getDimSize(1) << " does not match the cache width " << c.getDimSize(1);
+  if (r.getDimSize(0) > c.getDimSize(0))
+    return emitOpError() << r.getDimSize(0) << " new rows do not fit a cache of " << c.getDimSize(0) << " tokens";
+  if (getPhase() == "decode" && r.getDimSize(0) != 1)
+    return emitOpError() << "a decode append writes one row, got " << r.getDimSize(0);
   return success();
 }
 

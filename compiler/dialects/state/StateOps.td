@@ -72,21 +72,49 @@ def State_MatmulOp : State_Op<"matmul", [Pure]> {
   let assemblyFormat = "$input `,` $pack attr-dict `:` type($input) `,` type($pack) `->` type($result)";
 }
 
-def State_KvPagesOp : State_Op<"kv_pages", [Pure]> {
-  let summary = "a paged KV cache: pages of page_tokens rows in a per-phase layout";
+def State_KvPagesOp : State_Op<"kv_pages", [Pure, AllTypesMatch<["source", "cache"]>]> {
+  let summary = "a KV cache viewed as pages of page_tokens tokens in a per-phase layout";
   let description = [{
-    `layout` "token_major" (rows are tokens: prefill appends whole rows, one DMA per page) or
-    "head_major" (each head's rows contiguous: decode attention streams one head at a time).
+    `source` is the persistent cache (a function argument: the state lives across launches);
+    the result is the same cache with its layout made explicit. `layout` "token_major" (rows are
+    tokens: a prefill append is one contiguous transfer per page) or "head_major" (each head's
+    tokens contiguous: attention streaming one head at a time reads a page in one transfer).
+    `heads` KV heads of width / heads values each; a page is the DMA granularity (at most
+    page_tokens tokens of one head per transfer). llm-to-state picks the layout and page size on
+    the target's cost model for the phase of the append that uses it.
 
     Example:
     ```mlir
-    %kv = state.kv_pages {pages = 32 : i64, page_tokens = 128 : i64, width = 512 : i64,
-                          layout = "head_major"} : tensor<4096x512xf16>
+    %kv = state.kv_pages %kc {pages = 32 : i64, page_tokens = 128 : i64, width = 512 : i64,
+                              heads = 8 : i64, layout = "head_major"} : tensor<4096x512xf16>
     ```
   }];
-  let arguments = (ins I64Attr:$pages, I64Attr:$page_tokens, I64Attr:$width, StrAttr:$layout);
+  let arguments = (ins RankedTensorOf<[F16]>:$source, I64Attr:$pages, I64Attr:$page_tokens, I64Attr:$width,
+                       I64Attr:$heads, StrAttr:$layout);
   let results = (outs RankedTensorOf<[F16]>:$cache);
-  let assemblyFormat = "attr-dict `:` type($cache)";
+  let assemblyFormat = "$source attr-dict `:` type($cache)";
+}
+
+def State_KvWriteOp : State_Op<"kv_write", [AllTypesMatch<["cache", "result"]>]> {
+  let summary = "append token rows to a paged KV cache at a position";
+  let description = [{
+    Writes the M new rows (token-major, as the projections produce them) into tokens
+    [position, position + M) of `cache`, in the cache's layout. `cache` must come from
+    state.kv_pages (the layout and page size it states are what the write follows). The
+    position is dynamic: a compiled append serves every position whose rows fit the cache (the
+    runtime binds the cache at the position's address; see npu/oplib/kv_cache.h).
+
+    Example:
+    ```mlir
+    %kv2 = state.kv_write %kv, %k at %pos {phase = "prefill"} : tensor<4096x512xf16>, tensor<64x512xf16>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F16]>:$cache, RankedTensorOf<[F16]>:$rows, Index:$position, StrAttr:$phase);
+  let results = (outs RankedTensorOf<[F16]>:$result);
+  let assemblyFormat = "$cache `,` $rows `at` $position attr-dict `:` type($cache) `,` type($rows)";
+  let extraClassDeclaration = [{
+    KvPagesOp pages() { return getCache().getDefiningOp<KvPagesOp>(); }
+  }];
 }
 
 def State_PositionMapOp : State_Op<"position_map", [Pure]> {

@@ -66,7 +66,20 @@ LogicalResult DmaStartOp::verify() {
     return emitOpError() << "tcm_stride " << int64_t(getTcmStride()) << " overlaps rows of " << int64_t(getRowBytes())
                          << " bytes";
   if (int64_t(getEvent()) < 0 || int64_t(getEvent()) >= kMaxEvents) return emitOpError("event id out of range");
-  if (!getBuffer().getDefiningOp<AllocOp>()) return emitOpError("buffer must come from tdma.alloc");
+  auto alloc = getBuffer().getDefiningOp<AllocOp>();
+  if (!alloc) return emitOpError("buffer must come from tdma.alloc");
+  // Both ends of the transfer stay inside their buffers.
+  const int64_t rows = int64_t(getRows()), rowBytes = int64_t(getRowBytes());
+  const int64_t tcmEnd = int64_t(getTcmOffset()) + (rows - 1) * int64_t(getTcmStride()) + rowBytes;
+  if (int64_t(getTcmOffset()) < 0 || tcmEnd > int64_t(alloc.getBytes()))
+    return emitOpError() << "TCM side ends at byte " << tcmEnd << " of a " << int64_t(alloc.getBytes()) << "-byte buffer";
+  auto t = llvm::cast<RankedTensorType>(getTensor().getType());
+  if (t.hasStaticShape()) {
+    const int64_t tensorBytes = t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
+    const int64_t ddrEnd = int64_t(getDdrOffset()) + (rows - 1) * int64_t(getDdrStride()) + rowBytes;
+    if (int64_t(getDdrOffset()) < 0 || ddrEnd > tensorBytes)
+      return emitOpError() << "DDR side ends at byte " << ddrEnd << " of a " << tensorBytes << "-byte tensor";
+  }
   return success();
 }
 

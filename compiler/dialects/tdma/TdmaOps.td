@@ -80,7 +80,9 @@ def Tdma_DmaStartOp : Tdma_Op<"dma_start"> {
   let summary = "start a 2-D DMA between a DDR tensor and a TCM buffer";
   let description = [{
     `rows` rows of `row_bytes`, DDR rows `ddr_stride` apart from byte `ddr_offset`, TCM rows
-    `tcm_stride` apart from the buffer's start. Completes into `event`.
+    `tcm_stride` apart from byte `tcm_offset` of the buffer. Completes into `event`. A store
+    writes the DDR tensor in place: at this level a tensor operand names the DDR buffer, and
+    program order orders the transfers (they have side effects; nothing reorders them).
 
     Example:
     ```mlir
@@ -91,7 +93,7 @@ def Tdma_DmaStartOp : Tdma_Op<"dma_start"> {
   }];
   let arguments = (ins StrAttr:$direction, RankedTensorOf<[F16, I8]>:$tensor, Index:$buffer,
                        I64Attr:$ddr_offset, I64Attr:$ddr_stride, I64Attr:$rows, I64Attr:$row_bytes,
-                       I64Attr:$tcm_stride, I64Attr:$event);
+                       I64Attr:$tcm_stride, I64Attr:$event, DefaultValuedAttr<I64Attr, "0">:$tcm_offset);
   let assemblyFormat = "$direction $tensor `to` $buffer attr-dict `:` type($tensor)";
 }
 
