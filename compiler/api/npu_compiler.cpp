@@ -74,6 +74,17 @@ Result<CompiledModule> compile_mlir(std::string_view text, const CompileOptions&
       out.programs.push_back(std::move(cp));
       return;
     }
+    if (auto e = prog->getAttrOfType<DictionaryAttr>("tandem.elementwise")) {
+      cp.kind = CompiledProgram::Kind::kElementwise;
+      auto op = e.getAs<StringAttr>("op");
+      cp.elementwise.op = tandem::npu::oplib::elt_op_from_name(op ? op.getValue() : "").value_or(tandem::npu::oplib::EltOp::kAdd);
+      cp.elementwise.rows = uint32_t(intField(e, "rows"));
+      cp.elementwise.cols = uint32_t(intField(e, "cols"));
+      if (auto eps = e.getAs<FloatAttr>("eps")) cp.elementwise.eps = float(eps.getValueAsDouble());
+      if (auto est = e.getAs<FloatAttr>("est_cycles")) cp.est_cycles = est.getValueAsDouble();
+      out.programs.push_back(std::move(cp));
+      return;
+    }
     auto d = prog->getAttrOfType<DictionaryAttr>("tandem.matmul");
     auto format = d ? d.getAs<StringAttr>("format") : StringAttr();
     auto order = d ? d.getAs<StringAttr>("order") : StringAttr();

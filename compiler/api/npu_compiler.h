@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "npu/oplib/elementwise.h"
 #include "npu/oplib/kv_cache.h"
 #include "npu/oplib/matmul.h"
 #include "npu/program.h"
@@ -32,14 +33,23 @@ struct CompiledKvAppend {
   std::string phase;   // "prefill" / "decode": the phase the layout was chosen for
 };
 
+// An elementwise program on the vector unit: buffers a [rows][cols], b (rmsnorm: the gain
+// [cols]; else [rows][cols]), y [rows][cols], all fp16 (npu/oplib/elementwise.h).
+struct CompiledElementwise {
+  tandem::npu::oplib::EltOp op = tandem::npu::oplib::EltOp::kAdd;
+  uint32_t rows = 0, cols = 0;
+  float eps = 1e-5f;
+};
+
 // One npu.program of the compiled module: what the runtime binds and launches.
 struct CompiledProgram {
-  enum class Kind { kMatmul, kKvAppend };
+  enum class Kind { kMatmul, kKvAppend, kElementwise };
   Kind kind = Kind::kMatmul;
   tandem::npu::Program program;
   tandem::npu::oplib::MatmulSpec spec;  // kMatmul: x [rows, in] f16, weight pack of spec.wtype, y [rows, out]
   std::string source_quant;             // kMatmul: the weight's storage format before packing ("q4_0", ...)
   CompiledKvAppend kv;                  // kKvAppend
+  CompiledElementwise elementwise;      // kElementwise
   double est_cycles = 0;                // the cost model's price of the chosen schedule
 };
 

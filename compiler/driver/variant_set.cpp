@@ -10,6 +10,7 @@
 #include "compiler/api/layer_ir.h"
 #include "compiler/api/npu_compiler.h"
 #include "core/dtype.h"
+#include "npu/oplib/elementwise_check.h"
 #include "npu/oplib/kv_cache.h"
 #include "npu/oplib/matmul_check.h"
 
@@ -53,6 +54,31 @@ Result<compile_cache::ProgramEntry> kv_entry(CompiledProgram& p, const npu::Targ
   e.max_error_ratio = validate ? 0 : -1;
   p.program.name = "kv" + std::to_string(p.kv.rows) + "_" + std::to_string(g.capacity) + "x" + std::to_string(g.width()) +
                    "_" + e.kv.layout;
+  return e;
+}
+
+// An elementwise program's manifest entry, validated (when asked) against the fp64 reference on
+// random rows. Padding rows of a bucket are independent rows here (each row is computed alone).
+Result<compile_cache::ProgramEntry> elementwise_entry(CompiledProgram& p, const npu::TargetModel& target, bool validate,
+                                                      uint64_t seed, std::map<std::string, double>& validated) {
+  const CompiledElementwise& el = p.elementwise;
+  compile_cache::ProgramEntry e;
+  e.kind = "elementwise";
+  e.rows = el.rows;
+  e.elementwise = {std::string(npu::oplib::elt_op_name(el.op)), el.cols, double(el.eps)};
+  e.est_cycles = p.est_cycles;
+  p.program.name = e.elementwise.op + std::to_string(el.rows) + "_" + std::to_string(el.cols);
+  const std::vector<uint8_t> bytes = npu::serialize(p.program);
+  const std::string key = compile_cache::sha256_hex(bytes.data(), bytes.size());
+  if (validate && !validated.count(key)) {
+    TANDEM_ASSIGN_OR_RETURN(auto c, npu::oplib::check_elementwise_program(p.program, el.op, el.rows, el.cols, el.eps, seed, target));
+    if (!c.ok())
+      return Internal("validation failed: " + p.program.name + ": " + std::to_string(c.failures) + " of " +
+                      std::to_string(c.outputs_checked) + " outputs over the error threshold (max ratio " +
+                      std::to_string(c.max_error_ratio) + ")" + (c.wrote_past_output ? ", wrote past its output" : ""));
+    validated[key] = c.max_error_ratio;
+  }
+  e.max_error_ratio = validate ? validated[key] : -1;
   return e;
 }
 
@@ -115,7 +141,7 @@ Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const Mod
   compile_cache::Manifest& m = cache.manifest();
   std::string quant;
   for (const std::string& p : o.precisions) quant += (quant.empty() ? "" : ",") + p;
-  m.key = {id.hash, compile_cache::target_hash(target), compile_cache::driver_version(), quant};
+  m.key = compile_cache::key_for(id.hash, target, quant);
   m.model_name = id.name;
   m.target_name = target.name;
   m.buckets = o.buckets;
@@ -147,6 +173,15 @@ Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const Mod
       ++rep.programs_compiled;
       if (p.kind == CompiledProgram::Kind::kKvAppend) {
         TANDEM_ASSIGN_OR_RETURN(compile_cache::ProgramEntry e, kv_entry(p, target, o.validate, 0x6b76 + vi, validated));
+        TANDEM_ASSIGN_OR_RETURN(std::string name, cache.add_program(p.program, e));
+        ve.programs.push_back(name);
+        ve.est_seconds += target.seconds(p.est_cycles);
+        continue;
+      }
+      if (p.kind == CompiledProgram::Kind::kElementwise) {
+        TANDEM_ASSIGN_OR_RETURN(compile_cache::ProgramEntry e,
+                                elementwise_entry(p, target, o.validate, 0x656c + vi, validated));
+        rep.worst_error_ratio = std::max(rep.worst_error_ratio, e.max_error_ratio);
         TANDEM_ASSIGN_OR_RETURN(std::string name, cache.add_program(p.program, e));
         ve.programs.push_back(name);
         ve.est_seconds += target.seconds(p.est_cycles);

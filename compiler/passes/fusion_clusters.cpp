@@ -4,6 +4,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "npu/fusion/partition.h"
 #include "passes/Passes.h"
+#include "passes/tensor_bytes.h"
 #include "passes/matmul_spec.h"
 #include "passes/target_option.h"
 
@@ -20,10 +21,6 @@ namespace {
 namespace fz = tandem::npu::fusion;
 using tandem::npu::VecOp;
 
-uint64_t tensorBytes(Value v) {
-  auto t = llvm::cast<RankedTensorType>(v.getType());
-  return uint64_t(t.getNumElements()) * ((t.getElementTypeBitWidth() + 7) / 8);
-}
 uint64_t elements(Value v) { return uint64_t(llvm::cast<RankedTensorType>(v.getType()).getNumElements()); }
 int64_t dim(Value v, unsigned i) { return llvm::cast<RankedTensorType>(v.getType()).getDimSize(i); }
 

@@ -3,7 +3,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "npu/cost_model.h"
 #include "passes/Passes.h"
+#include "passes/tensor_bytes.h"
 #include "passes/matmul_spec.h"
+#include "passes/vector_rows.h"
 #include "passes/target_option.h"
 
 namespace tandem::ir {
@@ -17,17 +19,16 @@ using tandem::ir::llm::activationRows;
 namespace tandem::ir {
 namespace {
 
-int64_t tensorBytes(Type t) {
-  auto r = llvm::dyn_cast<RankedTensorType>(t);
-  if (!r || !r.hasStaticShape()) return 0;
-  return r.getNumElements() * ((r.getElementTypeBitWidth() + 7) / 8);
-}
-
 // Why the NPU cannot run `op` on `t` ("" when it can).
 std::string npuBlocker(Operation* op, const tandem::npu::TargetModel& t) {
   if (auto kv = dyn_cast<llm::KvAppendOp>(op)) {  // pages stream through two staging buffers of one token row each at least
-    const int64_t row = tensorBytes(kv.getRows().getType()) / std::max<int64_t>(1, activationRows(kv));
+    const int64_t row = int64_t(tensorBytes(kv.getRows())) / std::max<int64_t>(1, activationRows(kv));
     return 2 * row <= int64_t(t.tcm.bytes) ? "" : "a KV row of " + std::to_string(row) + " B does not fit TCM twice";
+  }
+  if (auto elt = eltOpOf(op)) {  // the vector unit's row library: two chunks of at least one row must fit
+    const int64_t d = llvm::cast<RankedTensorType>(op->getOperand(0).getType()).getDimSize(1);
+    const uint64_t row = tandem::npu::oplib::elementwise_tcm_bytes(*elt, 1, uint32_t(d), t);
+    return row <= t.tcm.bytes ? "" : "one row of " + std::to_string(d) + " values needs " + std::to_string(row) + " B of TCM";
   }
   auto lin = dyn_cast<llm::LinearOp>(op);
   if (!lin) return "no NPU lowering for " + op->getName().getStringRef().str();
@@ -56,8 +57,8 @@ struct MarkFallback : impl::LlmMarkFallbackBase<MarkFallback> {
       // Leaving the NPU: the activation goes out through DDR and the result comes back (at the
       // NPU's DMA rate), and each direction pays one cross-unit completion signal.
       // (Weights stay where they are: every processor reads them from the same DDR.)
-      int64_t bytes = tensorBytes(op->getOperand(0).getType());
-      for (Value v : op->getResults()) bytes += tensorBytes(v.getType());
+      uint64_t bytes = tensorBytes(op->getOperand(0));
+      for (Value v : op->getResults()) bytes += tensorBytes(v);
       const double seconds = double(bytes) / target->dma_bytes_per_s() +
                              2 * target->seconds(cost.signal_latency_cycles());
       op->setAttr("switch_cost_s", b.getF64FloatAttr(seconds));

@@ -1,6 +1,8 @@
 // state-to-tdma: tiling, double buffering (asymmetric when TCM is short) and the TCM buffers of
 // every state.matmul, chosen by the tiling search on the shared cost model; every KV append
-// becomes page-sized DMA transfers through (double-buffered) staging buffers, ordered by events.
+// becomes page-sized DMA transfers through (double-buffered) staging buffers, ordered by events;
+// every elementwise llm op on the NPU (rmsnorm, swiglu, add: no persistent state, so they pass the
+// state level unchanged) becomes a tdma.vector_rows over a TCM region sized by the chunking search.
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "npu/cost_model.h"
@@ -9,6 +11,7 @@
 #include "passes/matmul_spec.h"
 #include "passes/target_option.h"
 #include "passes/tiling_search.h"
+#include "passes/vector_rows.h"
 
 namespace tandem::ir {
 #define GEN_PASS_DEF_STATETOTDMA
@@ -46,6 +49,34 @@ struct StateToTdmaPass : impl::StateToTdmaBase<StateToTdmaPass> {
     int kernels = 0;
     for (state::KvWriteOp op : writes)
       if (failed(lowerKv(op, *target, *budget, mode, kernels++, rw))) return signalPassFailure();
+    llvm::SmallVector<Operation*> vectorOps;
+    getOperation().walk([&](Operation* op) {
+      if (eltOpOf(op) && !op->hasAttr("fallback")) vectorOps.push_back(op);
+    });
+    for (Operation* op : vectorOps)
+      if (failed(lowerVector(op, *target, *budget, rw))) return signalPassFailure();
+  }
+
+  LogicalResult lowerVector(Operation* op, const tandem::npu::TargetModel& t, uint64_t budget, IRRewriter& rw) {
+    const auto elt = *eltOpOf(op);
+    auto a = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
+    const float eps = isa<llm::RmsNormOp>(op) ? float(cast<llm::RmsNormOp>(op).getEps().convertToDouble()) : 0.0f;
+    auto choice = searchVectorRows(elt, uint32_t(a.getDimSize(0)), uint32_t(a.getDimSize(1)), eps, t, budget);
+    if (!choice)
+      return op->emitError() << "TCM overflow: one row of " << a.getDimSize(1) << " values needs "
+                             << tandem::npu::oplib::elementwise_tcm_bytes(elt, 1, uint32_t(a.getDimSize(1)), t)
+                             << " B, over the budget of " << budget << " B";
+    rw.setInsertionPoint(op);
+    auto region = rw.create<tdma::AllocOp>(op->getLoc(), rw.getIndexType(), rw.getI64IntegerAttr(int64_t(choice->bytes)),
+                                           rw.getI64IntegerAttr(t.tcm.alignment_bytes), rw.getStringAttr("rows"),
+                                           IntegerAttr());
+    auto rows = rw.create<tdma::VectorRowsOp>(
+        op->getLoc(), op->getResult(0).getType(), rw.getStringAttr(tandem::npu::oplib::elt_op_name(elt)),
+        op->getOperand(0), op->getOperand(1), region, rw.getF32FloatAttr(eps),
+        rw.getI64IntegerAttr(choice->rows_per_chunk), rw.getF64FloatAttr(choice->cycles));
+    if (auto phase = op->getAttr("phase")) rows->setAttr("phase", phase);
+    rw.replaceOp(op, rows.getResult());
+    return success();
   }
 
   // A KV append, page by page: load the page's new rows into a staging buffer (event 0/1), then

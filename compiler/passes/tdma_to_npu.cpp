@@ -1,13 +1,16 @@
 // tdma-to-npu: each tiled matmul loop becomes an npu.program (its instruction stream, emitted by
 // the runtime operator library's emitter at the allocator's addresses) and an npu.launch; each
 // DMA kernel (the transfers and waits state-to-tdma tagged with one tdma.kernel, a KV append)
-// becomes a program of the same transfers, instruction for instruction, and a launch.
+// becomes a program of the same transfers, instruction for instruction, and a launch; each
+// tdma.vector_rows becomes the operator library's row program inside its placed region.
 #include "dialects/npu/ProgramConversion.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/MapVector.h"
 #include "passes/Passes.h"
+#include "passes/tensor_bytes.h"
+#include "npu/oplib/elementwise.h"
 #include "passes/matmul_spec.h"
 #include "passes/target_option.h"
 
@@ -39,6 +42,15 @@ struct TdmaToNpuPass : impl::TdmaToNpuBase<TdmaToNpuPass> {
       const std::string name = (f ? f.getSymName().str() : std::string("module")) + "_mm" + std::to_string(perFunction[f]++);
       if (failed(lower(op, name, *target, rw, symbols))) return signalPassFailure();
     }
+    llvm::SmallVector<tdma::VectorRowsOp> vectorOps;
+    getOperation().walk([&](tdma::VectorRowsOp op) { vectorOps.push_back(op); });
+    llvm::DenseMap<Operation*, int> vecPerFunction;
+    for (tdma::VectorRowsOp op : vectorOps) {
+      auto f = op->getParentOfType<func::FuncOp>();
+      const std::string name = (f ? f.getSymName().str() : std::string("module")) + "_" + op.getOp().str() +
+                               std::to_string(vecPerFunction[f]++);
+      if (failed(lowerVector(op, name, *target, rw, symbols))) return signalPassFailure();
+    }
     // DMA kernels (tags are unique in the module), in program order of their first op.
     llvm::MapVector<StringAttr, llvm::SmallVector<Operation*>> kernels;
     getOperation().walk([&](Operation* op) {
@@ -58,9 +70,35 @@ struct TdmaToNpuPass : impl::TdmaToNpuBase<TdmaToNpuPass> {
     for (tdma::AllocOp a : allocs) rw.eraseOp(a);
   }
 
-  static int64_t tensorBytes(Value v) {
-    auto t = llvm::cast<RankedTensorType>(v.getType());
-    return t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
+  // The operator library's row program inside the region the allocator placed.
+  LogicalResult lowerVector(tdma::VectorRowsOp op, const std::string& name, const tandem::npu::TargetModel& t,
+                            IRRewriter& rw, SymbolTable& symbols) {
+    auto region = op.getBuffer().getDefiningOp<tdma::AllocOp>();
+    if (!region.getOffset()) return op.emitError("TCM buffers are not placed: run tdma-allocate-tcm before tdma-to-npu");
+    auto a = llvm::cast<RankedTensorType>(op.getA().getType());
+    const auto elt = *tandem::npu::oplib::elt_op_from_name(op.getOp());
+    auto program = tandem::npu::oplib::lower_elementwise(
+        elt, uint32_t(a.getDimSize(0)), uint32_t(a.getDimSize(1)), t, float(op.getEps().convertToDouble()),
+        {uint32_t(*region.getOffset()), uint64_t(region.getBytes())});
+    if (!program.ok()) return op.emitError() << "cannot emit: " << program.status().message();
+    program->name = name;
+    if (auto st = tandem::npu::verify(*program, t); !st.ok())
+      return op.emitError() << "emitted program fails the device check: " << st.message();
+    rw.setInsertionPointToEnd(getOperation().getBody());
+    npu::ProgramOp prog = npu::buildProgramOp(rw, op.getLoc(), *program);
+    symbols.insert(prog);
+    prog->setAttr("tandem.elementwise", rw.getDictionaryAttr({
+        rw.getNamedAttr("op", op.getOpAttr()),
+        rw.getNamedAttr("rows", rw.getI64IntegerAttr(a.getDimSize(0))),
+        rw.getNamedAttr("cols", rw.getI64IntegerAttr(a.getDimSize(1))),
+        rw.getNamedAttr("eps", op.getEpsAttr()),
+        rw.getNamedAttr("est_cycles", op.getEstCyclesAttr()),
+    }));
+    rw.setInsertionPoint(op);
+    auto launch = rw.create<npu::LaunchOp>(op.getLoc(), op.getResult().getType(), prog.getSymName(),
+                                           ValueRange{op.getA(), op.getB()});
+    rw.replaceOp(op, launch.getResult());
+    return success();
   }
 
   LogicalResult lowerKernel(llvm::ArrayRef<Operation*> ops, const std::string& name, const tandem::npu::TargetModel& t,
@@ -119,7 +157,7 @@ struct TdmaToNpuPass : impl::TdmaToNpuBase<TdmaToNpuPass> {
     tn::Program program;
     program.name = name;
     for (size_t i = 0; i < read.size(); ++i)
-      program.add_buffer(kv && read.size() == 1 ? "rows" : "in" + std::to_string(i), uint64_t(tensorBytes(read[i])), false);
+      program.add_buffer(kv && read.size() == 1 ? "rows" : "in" + std::to_string(i), tensorBytes(read[i]), false);
     const uint32_t out = program.add_buffer(kv ? "cache" : "out", writtenEnd, true);
     program.num_events = events;
     for (Pending& p : code) {

@@ -62,3 +62,33 @@ func.func @ddr_bounds(%x: tensor<4x64xf16>) {
       tcm_stride = 128 : i64, event = 0 : i64} : tensor<4x64xf16>
   return
 }
+
+// -----
+
+func.func @vector_op(%x: tensor<4x64xf16>, %g: tensor<64xf16>) -> tensor<4x64xf16> {
+  %r = tdma.alloc {bytes = 4096 : i64, alignment = 64 : i64, role = "rows"} : index
+  // expected-error @+1 {{op must be rmsnorm, swiglu or add, got "gelu"}}
+  %y = tdma.vector_rows "gelu" %x, %g buffers(%r) {eps = 0.0 : f32, rows_per_chunk = 4 : i64, est_cycles = 1.0 : f64}
+      : tensor<4x64xf16>, tensor<64xf16> -> tensor<4x64xf16>
+  return %y : tensor<4x64xf16>
+}
+
+// -----
+
+func.func @vector_gain(%x: tensor<4x64xf16>, %g: tensor<32xf16>) -> tensor<4x64xf16> {
+  %r = tdma.alloc {bytes = 4096 : i64, alignment = 64 : i64, role = "rows"} : index
+  // expected-error @+1 {{b must be the gain vector of the row width, got 'tensor<32xf16>'}}
+  %y = tdma.vector_rows "rmsnorm" %x, %g buffers(%r) {eps = 1.0e-05 : f32, rows_per_chunk = 4 : i64, est_cycles = 1.0 : f64}
+      : tensor<4x64xf16>, tensor<32xf16> -> tensor<4x64xf16>
+  return %y : tensor<4x64xf16>
+}
+
+// -----
+
+func.func @vector_chunk(%a: tensor<4x64xf16>, %b: tensor<4x64xf16>) -> tensor<4x64xf16> {
+  %r = tdma.alloc {bytes = 4096 : i64, alignment = 64 : i64, role = "rows"} : index
+  // expected-error @+1 {{rows_per_chunk 8 not in 1..4}}
+  %y = tdma.vector_rows "add" %a, %b buffers(%r) {eps = 0.0 : f32, rows_per_chunk = 8 : i64, est_cycles = 1.0 : f64}
+      : tensor<4x64xf16>, tensor<4x64xf16> -> tensor<4x64xf16>
+  return %y : tensor<4x64xf16>
+}

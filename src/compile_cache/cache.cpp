@@ -10,9 +10,13 @@ namespace tandem::compile_cache {
 
 namespace fs = std::filesystem;
 
-std::string driver_version() { return "tandem-npu-compiler 0.1 (MLIR 19; Program binary v1)"; }
+std::string driver_version() { return "tandem-npu-compiler 0.2 (MLIR 19; Program binary v1)"; }
 
 std::string target_hash(const npu::TargetModel& t) { return sha256_hex(t.fingerprint()); }
+
+CacheKey key_for(std::string model_hash, const npu::TargetModel& t, std::string quant_config) {
+  return {std::move(model_hash), target_hash(t), driver_version(), std::move(quant_config)};
+}
 
 namespace {
 Result<std::string> read_file(const std::string& path) {
@@ -84,6 +88,14 @@ Result<CompileCache> CompileCache::open(const std::string& dir, const CacheKey& 
 const ProgramEntry* CompileCache::find(uint32_t rows, uint32_t in, uint32_t out, const std::string& source_quant) const {
   for (const ProgramEntry& p : manifest_.programs)
     if (p.kind == "matmul" && p.rows == rows && p.in == in && p.out == out && p.source_quant == source_quant) return &p;
+  return nullptr;
+}
+
+const ProgramEntry* CompileCache::find_elementwise(const std::string& op, uint32_t rows, uint32_t cols, float eps) const {
+  for (const ProgramEntry& p : manifest_.programs)
+    if (p.kind == "elementwise" && p.elementwise.op == op && p.rows == rows && p.elementwise.cols == cols &&
+        (op != "rmsnorm" || float(p.elementwise.eps) == eps))
+      return &p;
   return nullptr;
 }
 

@@ -19,6 +19,9 @@ std::string driver_version();
 // The cache key parts that do not depend on the model.
 std::string target_hash(const npu::TargetModel& t);
 
+// The key of a cache for this model (its SHA-256), target and quant config, by this compiler.
+CacheKey key_for(std::string model_hash, const npu::TargetModel& t, std::string quant_config);
+
 class CacheWriter {
  public:
   explicit CacheWriter(std::string dir) : dir_(std::move(dir)) {}
@@ -45,6 +48,8 @@ class CompileCache {
   const std::string& dir() const { return dir_; }
   // The matmul program of this shape and weight storage format, or nullptr.
   const ProgramEntry* find(uint32_t rows, uint32_t in, uint32_t out, const std::string& source_quant) const;
+  // The elementwise program of this op and shape (and, for rmsnorm, epsilon as fp32), or nullptr.
+  const ProgramEntry* find_elementwise(const std::string& op, uint32_t rows, uint32_t cols, float eps) const;
   // Loads a program, refusing it when the file's SHA-256 differs from the manifest's.
   Result<npu::Program> load(const ProgramEntry& e) const;
 

@@ -46,39 +46,18 @@ std::string Manifest::to_json_text() const {
   }
   j["programs"] = json::array();
   for (const ProgramEntry& p : programs) {
+    json e = {{"name", p.name}, {"file", p.file}, {"sha256", p.sha256}, {"bytes", p.bytes}, {"kind", p.kind}, {"rows", p.rows},
+              {"est_cycles", p.est_cycles}, {"max_error_ratio", p.max_error_ratio}};
     if (p.kind == "kv_append") {
-      j["programs"].push_back({{"name", p.name},
-                               {"file", p.file},
-                               {"sha256", p.sha256},
-                               {"bytes", p.bytes},
-                               {"kind", p.kind},
-                               {"rows", p.rows},
-                               {"kv", {{"capacity", p.kv.capacity},
-                                       {"heads", p.kv.heads},
-                                       {"head_dim", p.kv.head_dim},
-                                       {"page_tokens", p.kv.page_tokens},
-                                       {"layout", p.kv.layout},
-                                       {"phase", p.kv.phase}}},
-                               {"est_cycles", p.est_cycles},
-                               {"max_error_ratio", p.max_error_ratio}});
-      continue;
+      e["kv"] = {{"capacity", p.kv.capacity}, {"heads", p.kv.heads}, {"head_dim", p.kv.head_dim},
+                 {"page_tokens", p.kv.page_tokens}, {"layout", p.kv.layout}, {"phase", p.kv.phase}};
+    } else if (p.kind == "elementwise") {
+      e["elementwise"] = {{"op", p.elementwise.op}, {"cols", p.elementwise.cols}, {"eps", p.elementwise.eps}};
+    } else {
+      e.update({{"in", p.in}, {"out", p.out}, {"format", p.format}, {"source_quant", p.source_quant}, {"order", p.order},
+                {"double_buffer", p.double_buffer}, {"double_buffer_out", p.double_buffer_out}, {"arrays", p.arrays}});
     }
-    j["programs"].push_back({{"name", p.name},
-                             {"file", p.file},
-                             {"sha256", p.sha256},
-                             {"bytes", p.bytes},
-                             {"kind", p.kind},
-                             {"rows", p.rows},
-                             {"in", p.in},
-                             {"out", p.out},
-                             {"format", p.format},
-                             {"source_quant", p.source_quant},
-                             {"order", p.order},
-                             {"double_buffer", p.double_buffer},
-                             {"double_buffer_out", p.double_buffer_out},
-                             {"arrays", p.arrays},
-                             {"est_cycles", p.est_cycles},
-                             {"max_error_ratio", p.max_error_ratio}});
+    j["programs"].push_back(std::move(e));
   }
   return j.dump(1) + "\n";
 }
@@ -205,8 +184,17 @@ Result<Manifest> Manifest::from_json_text(const std::string& text, const std::st
           if (r.error.ok() && p.kv.layout != "token_major" && p.kv.layout != "head_major")
             return InvalidArgument(file + ": field '" + kp + "layout' must be token_major or head_major, got '" + p.kv.layout + "'");
         }
+      } else if (p.kind == "elementwise") {
+        if (const json* e = r.field(o, path, "elementwise")) {
+          const std::string ep = path + "elementwise.";
+          p.elementwise.op = r.str(*e, ep, "op");
+          p.elementwise.cols = uint32_t(r.count(*e, ep, "cols", kMaxDim));
+          p.elementwise.eps = r.num(*e, ep, "eps");
+          if (r.error.ok() && p.elementwise.op != "rmsnorm" && p.elementwise.op != "swiglu" && p.elementwise.op != "add")
+            return InvalidArgument(file + ": field '" + ep + "op' must be rmsnorm, swiglu or add, got '" + p.elementwise.op + "'");
+        }
       } else if (r.error.ok()) {
-        return InvalidArgument(file + ": field '" + path + "kind' must be matmul or kv_append, got '" + p.kind + "'");
+        return InvalidArgument(file + ": field '" + path + "kind' must be matmul, kv_append or elementwise, got '" + p.kind + "'");
       }
       p.est_cycles = r.num(o, path, "est_cycles");
       p.max_error_ratio = r.num(o, path, "max_error_ratio");

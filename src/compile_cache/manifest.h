@@ -29,8 +29,16 @@ struct KvEntry {
   std::string phase;   // the phase the layout was chosen for
 };
 
+// An elementwise program's op (npu/oplib/elementwise.h).
+struct ElementwiseEntry {
+  std::string op;  // rmsnorm / swiglu / add
+  uint32_t cols = 0;
+  double eps = 0;
+};
+
 // One program file. kind "matmul": x [rows, in] by a `format` weight pack -> y [rows, out];
-// kind "kv_append": `rows` new tokens into a cache of `kv`'s geometry (the matmul fields unused).
+// kind "kv_append": `rows` new tokens into a cache of `kv`'s geometry; kind "elementwise":
+// `elementwise.op` over [rows, elementwise.cols] (the matmul fields unused by the other kinds).
 struct ProgramEntry {
   std::string name;          // unique in the cache
   std::string file;          // relative to the cache directory (binary Program format)
@@ -38,6 +46,7 @@ struct ProgramEntry {
   uint64_t bytes = 0;
   std::string kind = "matmul";
   KvEntry kv;                // kind kv_append
+  ElementwiseEntry elementwise;  // kind elementwise
   uint32_t rows = 0, in = 0, out = 0;
   std::string format;        // pack format: f16, q8_0, q4_0
   std::string source_quant;  // the weight's storage format
@@ -66,7 +75,7 @@ struct VariantEntry {
 };
 
 struct Manifest {
-  int format_version = 2;  // 2: programs have a kind (matmul, kv_append)
+  int format_version = 2;  // 2: programs have a kind (matmul, kv_append, elementwise)
   CacheKey key;
   std::string model_name, target_name;
   std::vector<uint32_t> buckets;

@@ -72,7 +72,6 @@ Status verify(const Program& p, const TargetModel& t) {
       return InvalidArgument("buffer " + std::to_string(i) + ": name '" + b.name + "' must match [A-Za-z0-9_.-]+");
     if (b.bytes == 0) return InvalidArgument("buffer " + std::to_string(i) + " (" + b.name + "): size 0");
   }
-  constexpr uint32_t kMaxEvents = 1u << 16;
   if (p.num_events > kMaxEvents)
     return InvalidArgument("program declares " + std::to_string(p.num_events) + " events (at most " + std::to_string(kMaxEvents) + ")");
   const uint64_t tcm = t.tcm.bytes;

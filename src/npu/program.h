@@ -25,6 +25,9 @@
 
 namespace tandem::npu {
 
+// Events are 16-bit in the program formats: at most this many per program.
+constexpr uint32_t kMaxEvents = 1u << 16;
+
 enum class Opcode : uint8_t { kDmaLoad = 1, kDmaStore = 2, kMma = 3, kVec = 4, kWait = 5, kSignal = 6, kBarrier = 7 };
 
 // Unit mask for `signal`.

@@ -10,6 +10,7 @@
 #include "compile_cache/cache.h"
 #include "devices/npu/npu_device.h"
 #include "devices/registry.h"
+#include "npu/oplib/elementwise.h"
 #include "npu/oplib/matmul.h"
 #include "tests/model/test_models.h"
 
@@ -84,6 +85,54 @@ TEST(NpuDeviceCache, CompiledProgramMatchesTheLibrary) {
     EXPECT_EQ(npu->graphs_from_cache(), with_cache ? 1u : 0u);
   }
   // Both accumulate each output over the in-tiles in the same order: identical fp16 results.
+  for (size_t i = 0; i < lib.size(); ++i) ASSERT_EQ(lib[i], compiled[i]) << i;
+}
+
+// An rmsnorm program the compiler placed in a TCM region of its own (not where the library puts
+// it) serves the device's rmsnorm graph of that shape; the result is the library's, bit for bit.
+TEST(NpuDeviceCache, CompiledRowProgramServesTheGraph) {
+  auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q4_0));
+  const Weight* gain = &model->layers()[0].attn_norm;
+  const int64_t m = 6, d = gain->cols * gain->rows;
+  const float eps = model->config().rms_eps;
+  const npu::TargetModel t = npu::TargetModel::load_default().value();
+  const std::string dir = testing::process_temp_dir() + "/dev_rows";
+  std::filesystem::remove_all(dir);
+  {
+    auto prog = npu::oplib::lower_elementwise(npu::oplib::EltOp::kRmsNorm, uint32_t(m), uint32_t(d), t, eps,
+                                              {8192, npu::oplib::elementwise_tcm_bytes(npu::oplib::EltOp::kRmsNorm, 2, uint32_t(d), t)});
+    ASSERT_TRUE(prog.ok()) << prog.status().message();
+    compile_cache::CacheWriter cw(dir);
+    cw.manifest().key = {"m", compile_cache::target_hash(t), compile_cache::driver_version(), "q4_0"};
+    compile_cache::ProgramEntry e;
+    e.kind = "elementwise";
+    e.rows = uint32_t(m);
+    e.elementwise = {"rmsnorm", uint32_t(d), double(eps)};
+    ASSERT_TRUE(cw.add_program(*prog, e).ok());
+    ASSERT_TRUE(cw.finish().ok());
+  }
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd;
+  std::vector<float> x(size_t(m * d));
+  for (float& v : x) v = nd(rng);
+  std::vector<float> lib(x.size()), compiled(x.size());
+  for (bool with_cache : {false, true}) {
+    auto dev = open_device("npu", model, 1);
+    ASSERT_TRUE(dev.ok());
+    auto* npu = dynamic_cast<NpuDevice*>(dev->get());
+    if (with_cache) npu->set_compile_cache(open_cache(dir));
+    OpCall call;
+    call.kind = OpKind::kRmsNorm;
+    call.weight = gain;
+    call.eps = eps;
+    call.a = {x.data(), m, d, d};
+    call.out = {(with_cache ? compiled : lib).data(), m, d, d};
+    ASSERT_TRUE(npu->prepare(GraphSpec::of(call)).ok());
+    EXPECT_EQ(npu->graphs_from_cache(), with_cache ? 1u : 0u);
+    auto done = npu->submit(call);
+    ASSERT_TRUE(done.ok());
+    ASSERT_TRUE((*done)->wait().ok());
+  }
   for (size_t i = 0; i < lib.size(); ++i) ASSERT_EQ(lib[i], compiled[i]) << i;
 }
 

@@ -6,6 +6,7 @@
 
 #include "compiler/api/npu_compiler.h"
 #include "npu/executor.h"
+#include "npu/oplib/elementwise_check.h"
 #include "npu/oplib/kv_cache.h"
 #include "npu/oplib/matmul_check.h"
 #include "npu/target_model.h"
@@ -113,15 +114,15 @@ TEST(CompilePipeline, EstimateTracksTheTimedExecutor) {
 
 TEST(CompilePipeline, FallbacksAreReported) {
   const std::string text =
-      "func.func @f(%x: tensor<1x64xf16>, %g: tensor<64xf16>) -> tensor<1xi32> {\n"
-      "  %n = llm.rmsnorm %x, %g {eps = 1.0e-05 : f32} : tensor<1x64xf16>, tensor<64xf16>\n"
-      "  %t = llm.sample %n {temperature = 0.0 : f32, top_k = 1 : i64} : tensor<1x64xf16> -> tensor<1xi32>\n"
+      "func.func @f(%x: tensor<1x64xf16>, %p: tensor<1xi32>) -> tensor<1xi32> {\n"
+      "  %r = llm.rope %x, %p {head_dim = 64 : i64, theta = 10000.0 : f32} : tensor<1x64xf16>, tensor<1xi32>\n"
+      "  %t = llm.sample %r {temperature = 0.0 : f32, top_k = 1 : i64} : tensor<1x64xf16> -> tensor<1xi32>\n"
       "  return %t : tensor<1xi32>\n}\n";
   auto m = compile_mlir(text, {});
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_TRUE(m->programs.empty());
   ASSERT_EQ(m->fallbacks.size(), 2u);
-  EXPECT_EQ(m->fallbacks[0].op, "llm.rmsnorm");
+  EXPECT_EQ(m->fallbacks[0].op, "llm.rope");
   EXPECT_EQ(m->fallbacks[0].device, "gpu");
   EXPECT_EQ(m->fallbacks[1].device, "cpu");
   EXPECT_GT(m->fallbacks[0].switch_cost_s, 0);
@@ -172,6 +173,47 @@ TEST(CompilePipeline, KvAppendsLandInTheirPhaseLayout) {
       auto check = npu::oplib::check_kv_append_program(p.program, g, p.kv.rows, at, 11 + at, target());
       ASSERT_TRUE(check.ok()) << check.status().message();
       EXPECT_TRUE(check->ok()) << "at " << at << ": " << check->wrong << " wrong, " << check->clobbered << " clobbered";
+    }
+  }
+}
+
+// Row ops run on the vector unit: each compiles to a program that matches the fp64 reference,
+// with the whole TCM and inside a short budget (smaller chunks).
+TEST(CompilePipeline, RowOpsMatchTheReference) {
+  const std::string text =
+      "func.func @f(%x: tensor<40x320xf16>, %g: tensor<320xf16>, %a: tensor<40x320xf16>) -> tensor<40x320xf16> {\n"
+      "  %n = llm.rmsnorm %x, %g {eps = 1.0e-06 : f32} : tensor<40x320xf16>, tensor<320xf16>\n"
+      "  %s = llm.swiglu %n, %a : tensor<40x320xf16>\n"
+      "  %y = llm.add %s, %x : tensor<40x320xf16>\n"
+      "  return %y : tensor<40x320xf16>\n}\n";
+  for (int64_t budget : {int64_t(0), int64_t(20000)}) {
+    SCOPED_TRACE("budget " + std::to_string(budget));
+    CompileOptions o;
+    o.tcm_budget = budget;
+    auto m = compile_mlir(text, o);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    EXPECT_TRUE(m->fallbacks.empty());
+    ASSERT_EQ(m->programs.size(), 3u);
+    const npu::oplib::EltOp expect[] = {npu::oplib::EltOp::kRmsNorm, npu::oplib::EltOp::kSwiglu, npu::oplib::EltOp::kAdd};
+    for (size_t i = 0; i < 3; ++i) {
+      const CompiledProgram& p = m->programs[i];
+      ASSERT_EQ(p.kind, CompiledProgram::Kind::kElementwise);
+      EXPECT_EQ(p.elementwise.op, expect[i]);
+      EXPECT_EQ(p.elementwise.rows, 40u);
+      EXPECT_EQ(p.elementwise.cols, 320u);
+      EXPECT_GT(p.est_cycles, 0);
+      if (i == 0) {
+        EXPECT_FLOAT_EQ(p.elementwise.eps, 1e-6f);
+      }
+      auto c = npu::oplib::check_elementwise_program(p.program, p.elementwise.op, 40, 320, p.elementwise.eps, 3 + i, target());
+      ASSERT_TRUE(c.ok()) << c.status().message();
+      EXPECT_TRUE(c->ok()) << p.program.name << ": " << c->failures << " failures, max ratio " << c->max_error_ratio;
+      for (const npu::Instr& ins : p.program.code) {
+        const bool dma = ins.op == npu::Opcode::kDmaLoad || ins.op == npu::Opcode::kDmaStore;
+        if (budget > 0 && dma) {
+          EXPECT_LE(ins.dma.tcm + uint64_t(ins.dma.rows - 1) * ins.dma.tcm_stride + ins.dma.row_bytes, uint64_t(budget));
+        }
+      }
     }
   }
 }

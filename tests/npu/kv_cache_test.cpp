@@ -105,7 +105,9 @@ TEST(KvCache, PageIsTheSmallestThatHidesTheSetup) {
     const uint32_t p = choose_page_tokens(hd, 1u << 16, t);
     auto transfer = [&](uint32_t tokens) { return double(tokens) * hd * 2 / t.dma_channel_bytes_per_cycle(); };
     EXPECT_GE(transfer(p), 10 * t.dma.setup_cycles) << hd;
-    if (p > 16) EXPECT_LT(transfer(p / 2), 10 * t.dma.setup_cycles) << hd;
+    if (p > 16) {
+      EXPECT_LT(transfer(p / 2), 10 * t.dma.setup_cycles) << hd;
+    }
   }
   EXPECT_LE(choose_page_tokens(64, 40, t), 64u);  // never past the cache (rounded up to a power of two)
 }

@@ -8,6 +8,7 @@
 #include "core/quant.h"
 #include "npu/executor.h"
 #include "npu/oplib/elementwise.h"
+#include "npu/oplib/elementwise_check.h"
 #include "npu/oplib/matmul.h"
 #include "test_util.h"
 
@@ -167,41 +168,24 @@ TEST(Executor, ReportsUnboundAndSmallBuffers) {
 
 // ---- vector ops ----
 
-void check_elementwise(oplib::EltOp op, uint32_t n, uint32_t d) {
-  SCOPED_TRACE(::testing::Message() << "op " << int(op) << " n=" << n << " d=" << d);
-  std::mt19937 rng(n * 13 + d);
-  const float eps = 1e-5f;
-  const auto a = random_f16(size_t(n) * d, rng, 2.0f);
-  const auto b = random_f16(op == oplib::EltOp::kRmsNorm ? d : size_t(n) * d, rng, 1.0f);
-  auto prog = oplib::lower_elementwise(op, n, d, T(), eps);
+void check_elementwise(oplib::EltOp op, uint32_t n, uint32_t d, oplib::TcmWindow window = {}) {
+  SCOPED_TRACE(::testing::Message() << oplib::elt_op_name(op) << " n=" << n << " d=" << d << " window " << window.base
+                                    << "+" << window.bytes);
+  auto prog = oplib::lower_elementwise(op, n, d, T(), 1e-5f, window);
   ASSERT_TRUE(prog.ok()) << prog.status().message();
-  std::vector<fp16_t> y(size_t(n) * d + 32, 0x7e00);
-  Executor ex(T());
-  ex.bind_const(0, a.data(), a.size() * 2);
-  ex.bind_const(1, b.data(), b.size() * 2);
-  ex.bind(2, y.data(), size_t(n) * d * 2);
-  auto rep = ex.run(*prog);
-  ASSERT_TRUE(rep.ok()) << rep.status().message();
-  int bad = 0;
-  for (uint32_t r = 0; r < n; ++r) {
-    double ss = 0;
-    for (uint32_t i = 0; i < d; ++i) { const double v = fp16_to_f32(a[size_t(r) * d + i]); ss += v * v; }
-    const double inv = 1.0 / std::sqrt(ss / d + eps);
-    for (uint32_t i = 0; i < d; ++i) {
-      const double av = fp16_to_f32(a[size_t(r) * d + i]);
-      double ref = 0;
-      switch (op) {
-        case oplib::EltOp::kRmsNorm: ref = av * inv * fp16_to_f32(b[i]); break;
-        case oplib::EltOp::kSwiglu: ref = av / (1 + std::exp(-av)) * fp16_to_f32(b[size_t(r) * d + i]); break;
-        case oplib::EltOp::kAdd: ref = av + fp16_to_f32(b[size_t(r) * d + i]); break;
+  auto c = oplib::check_elementwise_program(*prog, op, n, d, 1e-5f, n * 13 + d, T());
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->outputs_checked, uint64_t(n) * d);
+  EXPECT_EQ(c->failures, 0u) << "max error " << c->max_error_ratio << " of the tolerance";
+  EXPECT_FALSE(c->wrote_past_output);
+  // Every TCM access stays inside the window (the compiler's allocator placed it there).
+  if (window.bytes > 0)
+    for (const Instr& i : prog->code) {
+      if (i.op == Opcode::kDmaLoad || i.op == Opcode::kDmaStore) {
+        EXPECT_GE(i.dma.tcm, window.base);
+        EXPECT_LE(i.dma.tcm + uint64_t(i.dma.rows - 1) * i.dma.tcm_stride + i.dma.row_bytes, window.base + window.bytes);
       }
-      const double got = fp16_to_f32(y[size_t(r) * d + i]);
-      if (!(std::fabs(got - ref) <= 2e-3 * std::fabs(ref) + 1e-4) && bad++ < 5)
-        ADD_FAILURE() << "y[" << r << "," << i << "] = " << got << " ref " << ref;
     }
-  }
-  EXPECT_EQ(bad, 0);
-  for (size_t g = 0; g < 32; ++g) ASSERT_EQ(y[size_t(n) * d + g], 0x7e00) << "write past y";
 }
 
 TEST(OplibElementwise, MatchesReference) {
@@ -213,6 +197,20 @@ TEST(OplibElementwise, MatchesReference) {
   // Several double-buffered chunks through the 8 MiB TCM.
   check_elementwise(oplib::EltOp::kRmsNorm, 600, 4096);
   check_elementwise(oplib::EltOp::kSwiglu, 400, 4096);
+  // In a window the compiler placed: chunks of as many rows as fit it.
+  for (auto op : {oplib::EltOp::kRmsNorm, oplib::EltOp::kSwiglu, oplib::EltOp::kAdd})
+    check_elementwise(op, 50, 256, {4096, oplib::elementwise_tcm_bytes(op, 8, 256, T())});
+  EXPECT_FALSE(oplib::lower_elementwise(oplib::EltOp::kAdd, 4, 256, T(), 1e-5f, {4096, 1024}).ok());  // not one row
+  EXPECT_FALSE(oplib::lower_elementwise(oplib::EltOp::kAdd, 4, 256, T(), 1e-5f, {100, 0}).ok());     // misaligned
+}
+
+TEST(OplibElementwise, CheckCatchesAWrongProgram) {
+  // An add program checked as swiglu must fail.
+  auto prog = oplib::lower_elementwise(oplib::EltOp::kAdd, 8, 64, T());
+  ASSERT_TRUE(prog.ok());
+  auto c = oplib::check_elementwise_program(*prog, oplib::EltOp::kSwiglu, 8, 64, 1e-5f, 1, T());
+  ASSERT_TRUE(c.ok());
+  EXPECT_GT(c->failures, 0u);
 }
 
 TEST(Executor, VectorConvertAndUnpackOps) {

@@ -101,11 +101,9 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
     // The cache must be for this model file, this NPU target and this compiler.
     if (d.model_file.empty()) return Internal("--npu-cache: the model file is unknown");
     TANDEM_ASSIGN_OR_RETURN(npu::TargetModel target, npu::TargetModel::load_default());
-    compile_cache::CacheKey key;
-    TANDEM_ASSIGN_OR_RETURN(key.model_hash, compile_cache::sha256_file(d.model_file));
-    key.target_hash = compile_cache::target_hash(target);
-    key.driver_version = compile_cache::driver_version();
-    key.quant_config = model->layers().empty() ? "" : std::string(dtype_name(model->layers()[0].wq.type));
+    TANDEM_ASSIGN_OR_RETURN(std::string model_hash, compile_cache::sha256_file(d.model_file));
+    const compile_cache::CacheKey key = compile_cache::key_for(
+        std::move(model_hash), target, model->layers().empty() ? "" : std::string(dtype_name(model->layers()[0].wq.type)));
     TANDEM_ASSIGN_OR_RETURN(compile_cache::CompileCache cache, compile_cache::CompileCache::open(d.npu_cache, key));
     o.npu_cache = std::make_shared<const compile_cache::CompileCache>(std::move(cache));
   }

@@ -3,6 +3,7 @@
 // whole blocks, head counts that do not divide.
 #include "dialects/llm/LlmDialect.h"
 
+#include "core/quant.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
@@ -24,7 +25,7 @@ void LlmDialect::initialize() {
 
 namespace {
 
-constexpr int64_t kQuantBlock = 32;  // GGUF q8_0 / q4_0 block length (core/quant.h kQK)
+constexpr int64_t kQuantBlock = tandem::kQK;  // GGUF q8_0 / q4_0 block length
 
 RankedTensorType ranked(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
 

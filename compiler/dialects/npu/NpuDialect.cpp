@@ -7,6 +7,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "npu/program.h"
 #include "npu/target_model.h"
 
 using namespace mlir;
@@ -25,7 +26,7 @@ void NpuDialect::initialize() {
 }
 
 namespace {
-constexpr int64_t kMaxEvents = 65536;
+constexpr int64_t kMaxEvents = tandem::npu::kMaxEvents;  // the Program format's limit
 
 template <class DmaOp>
 LogicalResult verifyDma(DmaOp op, int64_t buffers, int64_t events, llvm::ArrayRef<bool> writable, bool store) {

@@ -2,6 +2,7 @@
 // here; the runtime's packer (npu/oplib/matmul.h pack_weights) produces exactly this many bytes.
 #include "dialects/state/StateDialect.h"
 
+#include "core/quant.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
@@ -22,9 +23,11 @@ void StateDialect::initialize() {
 }
 
 namespace {
-constexpr int64_t kQuantBlock = 32;
-// Bytes of one GGUF block of 32 weights: f16 scale + 32 x 8 bit / 32 x 4 bit.
-int64_t blockBytes(StringRef format) { return format == "q8_0" ? 34 : format == "q4_0" ? 18 : 0; }
+constexpr int64_t kQuantBlock = tandem::kQK;
+// Bytes of one GGUF block: its f16 scale and kQK 8-bit / 4-bit quants.
+int64_t blockBytes(StringRef format) {
+  return format == "q8_0" ? int64_t(sizeof(tandem::BlockQ8_0)) : format == "q4_0" ? int64_t(sizeof(tandem::BlockQ4_0)) : 0;
+}
 bool knownFormat(StringRef f) { return f == "f16" || f == "q8_0" || f == "q4_0"; }
 bool knownOrder(StringRef o) { return o == "weight_stationary" || o == "activation_stationary"; }
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -2,6 +2,7 @@
 #include "dialects/tdma/TdmaDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "npu/program.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -21,8 +22,7 @@ void TdmaDialect::initialize() {
 }
 
 namespace {
-// Events are 16-bit in the npu Program format (verify: at most 65536).
-constexpr int64_t kMaxEvents = 65536;
+constexpr int64_t kMaxEvents = tandem::npu::kMaxEvents;  // the Program format's limit
 }  // namespace
 
 LogicalResult AllocOp::verify() {
@@ -55,6 +55,21 @@ LogicalResult MatmulTilesOp::verify() {
   auto y = llvm::cast<RankedTensorType>(getResult().getType());
   if (x.getRank() != 2 || y.getRank() != 2 || x.getDimSize(0) != y.getDimSize(0))
     return emitOpError("input and result must be rank-2 with the same rows");
+  return success();
+}
+
+LogicalResult VectorRowsOp::verify() {
+  if (getOp() != "rmsnorm" && getOp() != "swiglu" && getOp() != "add")
+    return emitOpError() << "op must be rmsnorm, swiglu or add, got \"" << getOp() << "\"";
+  auto a = llvm::cast<RankedTensorType>(getA().getType()), b = llvm::cast<RankedTensorType>(getB().getType());
+  if (a.getRank() != 2 || !a.hasStaticShape()) return emitOpError() << "a must be a static rank-2 tensor, got " << a;
+  if (getOp() == "rmsnorm" ? (b.getRank() != 1 || b.getDimSize(0) != a.getDimSize(1)) : b != a)
+    return emitOpError() << "b must be " << (getOp() == "rmsnorm" ? "the gain vector of the row width" : "shaped as a")
+                         << ", got " << b;
+  if (getResult().getType() != a) return emitOpError("result type must equal a's type");
+  if (int64_t(getRowsPerChunk()) < 1 || int64_t(getRowsPerChunk()) > a.getDimSize(0))
+    return emitOpError() << "rows_per_chunk " << int64_t(getRowsPerChunk()) << " not in 1.." << a.getDimSize(0);
+  if (!getBuffer().getDefiningOp<AllocOp>()) return emitOpError("buffer must come from tdma.alloc");
   return success();
 }
 

@@ -76,6 +76,28 @@ def Tdma_MatmulTilesOp : Tdma_Op<"matmul_tiles"> {
   }];
 }
 
+def Tdma_VectorRowsOp : Tdma_Op<"vector_rows"> {
+  let summary = "an elementwise op over rows, chunked through one TCM region on the vector unit";
+  let description = [{
+    `op` is "rmsnorm" (a = x [n, d], b = gain [d], `eps` its epsilon), "swiglu" (y = silu(a) * b) or "add"
+    (y = a + b), with a, b and the result [n, d] fp16 in DDR. Rows pass through the `buffer`
+    region in chunks of `rows_per_chunk` rows, double-buffered (the next chunk loads while this
+    one computes; a chunk is written back as soon as it is done). `est_cycles` is the timed
+    cost of that schedule (the tiling pass chose rows_per_chunk by it).
+
+    Example:
+    ```mlir
+    %y = tdma.vector_rows "rmsnorm" %x, %g buffers(%r) {eps = 1.0e-05 : f32, rows_per_chunk = 16 : i64,
+                                                      est_cycles = 1.0e+03 : f64}
+        : tensor<64x256xf16>, tensor<256xf16> -> tensor<64x256xf16>
+    ```
+  }];
+  let arguments = (ins StrAttr:$op, RankedTensorOf<[F16]>:$a, RankedTensorOf<[F16]>:$b, Index:$buffer, F32Attr:$eps,
+                       I64Attr:$rows_per_chunk, F64Attr:$est_cycles);
+  let results = (outs RankedTensorOf<[F16]>:$result);
+  let assemblyFormat = "$op $a `,` $b `buffers` `(` $buffer `)` attr-dict `:` type($a) `,` type($b) `->` type($result)";
+}
+
 def Tdma_DmaStartOp : Tdma_Op<"dma_start"> {
   let summary = "start a 2-D DMA between a DDR tensor and a TCM buffer";
   let description = [{

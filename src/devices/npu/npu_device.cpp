@@ -78,7 +78,20 @@ Result<NpuDevice::Graph> NpuDevice::build(const GraphSpec& s, double* cost, bool
   }
   ElementwiseGraph g;
   g.op = elt_op_of(s.kind);
-  TANDEM_ASSIGN_OR_RETURN(g.program, npu::oplib::lower_elementwise(g.op, uint32_t(s.m), uint32_t(s.cols), target_, s.eps));
+  const compile_cache::ProgramEntry* compiled =
+      cache_ ? cache_->find_elementwise(std::string(npu::oplib::elt_op_name(g.op)), uint32_t(s.m), uint32_t(s.cols), s.eps)
+             : nullptr;
+  if (compiled) {
+    TANDEM_ASSIGN_OR_RETURN(g.program, cache_->load(*compiled));  // refuses a program whose SHA-256 changed
+    TANDEM_RETURN_IF_ERROR(npu::verify(g.program, target_));
+    const uint64_t act = uint64_t(s.m) * uint64_t(s.cols) * 2;
+    if (g.program.buffers.size() != 3 || g.program.buffers[0].bytes != act || g.program.buffers[2].bytes != act)
+      return InvalidArgument(cache_->dir() + "/" + compiled->file + ": program does not bind [" + std::to_string(s.m) +
+                             ", " + std::to_string(s.cols) + "] fp16 operands");
+    *cached = true;
+  } else {
+    TANDEM_ASSIGN_OR_RETURN(g.program, npu::oplib::lower_elementwise(g.op, uint32_t(s.m), uint32_t(s.cols), target_, s.eps));
+  }
   if (s.kind == OpKind::kRmsNorm) {
     if (!s.weight || s.weight->type != DType::F32 || s.weight->rows * s.weight->cols != s.cols) {
       return InvalidArgument("npu: rmsnorm graph " + s.key() + " needs an f32 gain of " + std::to_string(s.cols) + " values");

@@ -9,15 +9,33 @@ enum : uint32_t { kEvLoad = 0, kEvComputed = 2, kEvStored = 4, kEvWeight = 6, kN
 uint64_t round_up(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }
 }  // namespace
 
-Result<Program> lower_elementwise(EltOp op, uint32_t n, uint32_t d, const TargetModel& t, float eps) {
+std::string_view elt_op_name(EltOp op) {
+  return op == EltOp::kRmsNorm ? "rmsnorm" : op == EltOp::kSwiglu ? "swiglu" : "add";
+}
+
+std::optional<EltOp> elt_op_from_name(std::string_view name) {
+  for (EltOp op : {EltOp::kRmsNorm, EltOp::kSwiglu, EltOp::kAdd})
+    if (elt_op_name(op) == name) return op;
+  return std::nullopt;
+}
+
+uint64_t elementwise_tcm_bytes(EltOp op, uint32_t rows_per_chunk, uint32_t d, const TargetModel& t) {
+  const uint64_t align = t.tcm.alignment_bytes, pitch = round_up(uint64_t(d) * 2, align);
+  const uint64_t per_row = pitch * (op == EltOp::kRmsNorm ? 2 : 3) + (op == EltOp::kRmsNorm ? align : 0);
+  return (op == EltOp::kRmsNorm ? pitch : 0) + 2 * per_row * rows_per_chunk;
+}
+
+Result<Program> lower_elementwise(EltOp op, uint32_t n, uint32_t d, const TargetModel& t, float eps, TcmWindow window) {
   if (n == 0 || d == 0) return InvalidArgument("elementwise: n and d must be >= 1");
   if (uint64_t(n) * d > (1ull << 31)) return InvalidArgument("elementwise: shape too large");
   const uint64_t align = t.tcm.alignment_bytes;
+  if (window.base % align != 0 || window.base >= t.tcm.bytes)
+    return InvalidArgument("elementwise: TCM window base " + std::to_string(window.base) + " is not an aligned TCM address");
+  const uint64_t tcm_bytes = window.bytes == 0 ? t.tcm.bytes - window.base : std::min(window.bytes, t.tcm.bytes - window.base);
   const uint32_t pitch = uint32_t(round_up(uint64_t(d) * 2, align));
   const uint32_t channels = uint32_t(t.dma.channels);
-  const char* names[] = {"rmsnorm", "swiglu", "add"};
   Program prog;
-  prog.name = std::string(names[int(op)]) + "_n" + std::to_string(n) + "_d" + std::to_string(d);
+  prog.name = std::string(elt_op_name(op)) + "_n" + std::to_string(n) + "_d" + std::to_string(d);
   const uint64_t act = uint64_t(n) * d * 2;
   const uint32_t b0 = prog.add_buffer(op == EltOp::kRmsNorm ? "x" : "a", act, false);
   const uint32_t b1 = prog.add_buffer(op == EltOp::kRmsNorm ? "w" : "b", op == EltOp::kRmsNorm ? uint64_t(d) * 2 : act, false);
@@ -28,10 +46,11 @@ Result<Program> lower_elementwise(EltOp op, uint32_t n, uint32_t d, const Target
   const bool binary = op != EltOp::kRmsNorm;
   const uint64_t w_bytes = op == EltOp::kRmsNorm ? pitch : 0;
   const uint64_t per_row = uint64_t(pitch) * (binary ? 3 : 2) + (op == EltOp::kRmsNorm ? align : 0);
-  if (w_bytes + 2 * per_row > t.tcm.bytes) return Unsupported("elementwise: one row of d=" + std::to_string(d) + " does not fit the TCM");
-  const uint32_t rc = uint32_t(std::min<uint64_t>(n, (t.tcm.bytes - w_bytes) / (2 * per_row)));
+  if (w_bytes + 2 * per_row > tcm_bytes)
+    return Unsupported("elementwise: one row of d=" + std::to_string(d) + " does not fit " + std::to_string(tcm_bytes) + " B of TCM");
+  const uint32_t rc = uint32_t(std::min<uint64_t>(n, (tcm_bytes - w_bytes) / (2 * per_row)));
   struct Buf { uint32_t in0, in1, out, scal; } buf[2];
-  uint64_t addr = w_bytes;
+  uint64_t addr = window.base + w_bytes;
   for (auto& bb : buf) {
     bb.in0 = uint32_t(addr); addr += uint64_t(rc) * pitch;
     bb.in1 = binary ? uint32_t(addr) : 0; addr += binary ? uint64_t(rc) * pitch : 0;
@@ -66,7 +85,7 @@ Result<Program> lower_elementwise(EltOp op, uint32_t n, uint32_t d, const Target
 
   if (op == EltOp::kRmsNorm) {
     DmaArgs dm;
-    dm.buffer = b1; dm.rows = 1; dm.row_bytes = d * 2; dm.tcm = 0; dm.event = kEvWeight;
+    dm.buffer = b1; dm.rows = 1; dm.row_bytes = d * 2; dm.tcm = window.base; dm.event = kEvWeight;
     prog.emit(Instr::dma_load(dm));
   }
   const uint32_t chunks = (n + rc - 1) / rc;
@@ -81,7 +100,7 @@ Result<Program> lower_elementwise(EltOp op, uint32_t n, uint32_t d, const Target
       case EltOp::kRmsNorm:
         for (uint32_t r = 0; r < rows; ++r) {
           prog.emit(Instr::vector({VecOp::kSumSq, uint32_t(B.scal + r * align), B.in0 + r * pitch, 0, 0, d, 0.0f, 0.0f}));
-          prog.emit(Instr::vector({VecOp::kRmsApply, B.out + r * pitch, B.in0 + r * pitch, 0, uint32_t(B.scal + r * align), d,
+          prog.emit(Instr::vector({VecOp::kRmsApply, B.out + r * pitch, B.in0 + r * pitch, window.base, uint32_t(B.scal + r * align), d,
                                    1.0f / float(d), eps}));
         }
         break;

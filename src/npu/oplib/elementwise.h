@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 #include "core/status.h"
 #include "npu/program.h"
@@ -16,7 +18,21 @@
 namespace tandem::npu::oplib {
 
 enum class EltOp { kRmsNorm, kSwiglu, kAdd };
+std::string_view elt_op_name(EltOp op);  // "rmsnorm", "swiglu", "add"
+std::optional<EltOp> elt_op_from_name(std::string_view name);
 
-Result<Program> lower_elementwise(EltOp op, uint32_t n, uint32_t d, const TargetModel& t, float eps = 1e-5f);
+// The TCM the program may use: [base, base + bytes). The default is the whole TCM; the compiler
+// passes the region its allocator placed.
+struct TcmWindow {
+  uint32_t base = 0;
+  uint64_t bytes = 0;  // 0 = the target's TCM from base
+};
+
+// TCM bytes for chunks of `rows_per_chunk` rows (double-buffered, plus the rmsnorm gain row);
+// rows_per_chunk = n asks for every row in one chunk.
+uint64_t elementwise_tcm_bytes(EltOp op, uint32_t rows_per_chunk, uint32_t d, const TargetModel& t);
+
+Result<Program> lower_elementwise(EltOp op, uint32_t n, uint32_t d, const TargetModel& t, float eps = 1e-5f,
+                                  TcmWindow window = {});
 
 }  // namespace tandem::npu::oplib
