@@ -1,35 +1,42 @@
 #!/usr/bin/env bash
-# Fuzzes the GGUF reader for SECONDS: builds the `fuzz` preset (clang, libFuzzer + ASan + UBSan),
-# copies the seed corpus to a scratch directory (the committed corpus stays as it is), and runs.
-# Exits non-zero when the fuzzer finds a crash; the crashing input is kept in build/fuzz/artifacts/.
+# Fuzzes tandem's readers of untrusted files: builds the `fuzz` preset (clang, libFuzzer + ASan +
+# UBSan), copies each target's seed corpus to a scratch directory (the committed corpora stay as
+# they are), and runs the GGUF reader for SECONDS and the compile cache's readers (manifest.json,
+# binary Program files) for half as long. Exits non-zero when a fuzzer finds a crash; the crashing
+# input is kept in build/fuzz/artifacts/.
 #
 # Usage: fuzz/run.sh SECONDS
-# TANDEM_FUZZ_BINARY=path skips the preset build and runs that gguf_fuzz binary instead.
+# TANDEM_FUZZ_BINARY=path skips the preset build and runs that gguf_fuzz binary only.
 set -euo pipefail
 
 seconds="${1:?usage: fuzz/run.sh SECONDS}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-binary="${TANDEM_FUZZ_BINARY:-}"
-if [[ -z "$binary" ]]; then
+if [[ -n "${TANDEM_FUZZ_BINARY:-}" ]]; then
+  targets=("$TANDEM_FUZZ_BINARY gguf $seconds")
+else
   cmake --preset fuzz
-  cmake --build --preset fuzz --target gguf_fuzz
-  binary="$root/build/fuzz/bin/gguf_fuzz"
+  cmake --build --preset fuzz --target gguf_fuzz compile_cache_fuzz
+  targets=("$root/build/fuzz/bin/gguf_fuzz gguf $seconds"
+           "$root/build/fuzz/bin/compile_cache_fuzz compile_cache $(( (seconds + 1) / 2 ))")
 fi
 
-corpus="$(mktemp -d)"
-trap 'rm -rf "$corpus"' EXIT
-cp fuzz/corpus/gguf/* "$corpus/"
 artifacts="$root/build/fuzz/artifacts"
 mkdir -p "$artifacts"
-
-# -max_len: the seeds are < 8 KB; room to grow without wasting time on huge inputs.
-# -rss_limit_mb: the reader must never allocate much more than a small multiple of its input.
-"$binary" "$corpus" \
-  -max_total_time="$seconds" \
-  -max_len=16384 \
-  -rss_limit_mb=1024 \
-  -timeout=10 \
-  -print_final_stats=1 \
-  -artifact_prefix="$artifacts/"
+for t in "${targets[@]}"; do
+  read -r binary seeds time <<<"$t"
+  corpus="$(mktemp -d)"
+  cp fuzz/corpus/"$seeds"/* "$corpus/"
+  echo "== $(basename "$binary") for ${time}s"
+  # -max_len: the seeds are < 8 KB; room to grow without wasting time on huge inputs.
+  # -rss_limit_mb: a reader must never allocate much more than a small multiple of its input.
+  "$binary" "$corpus" \
+    -max_total_time="$time" \
+    -max_len=16384 \
+    -rss_limit_mb=1024 \
+    -timeout=10 \
+    -print_final_stats=1 \
+    -artifact_prefix="$artifacts/"
+  rm -rf "$corpus"
+done

@@ -1,5 +1,6 @@
 #include "compile_cache/cache.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -68,6 +69,10 @@ Result<CompileCache> CompileCache::open_any(const std::string& dir) {
   CompileCache c;
   c.dir_ = dir;
   TANDEM_ASSIGN_OR_RETURN(c.manifest_, Manifest::from_json_text(text, path));
+  // Uncapped variants by default: the fastest programs, when the cache has them.
+  const auto& vs = c.manifest_.variants;
+  if (std::any_of(vs.begin(), vs.end(), [](const VariantEntry& v) { return v.power_level == "max"; }))
+    TANDEM_RETURN_IF_ERROR(c.select_power_level("max"));
   return c;
 }
 
@@ -85,15 +90,35 @@ Result<CompileCache> CompileCache::open(const std::string& dir, const CacheKey& 
   return c;
 }
 
+Status CompileCache::select_power_level(const std::string& level) {
+  std::vector<std::string> names, levels;
+  for (const VariantEntry& v : manifest_.variants) {
+    if (std::find(levels.begin(), levels.end(), v.power_level) == levels.end()) levels.push_back(v.power_level);
+    if (v.power_level == level) names.insert(names.end(), v.programs.begin(), v.programs.end());
+  }
+  if (names.empty()) {
+    std::string have;
+    for (const std::string& l : levels) have += (have.empty() ? "" : ", ") + l;
+    return InvalidArgument(dir_ + "/manifest.json: no variants at power level '" + level + "' (the cache has: " + have + ")");
+  }
+  level_ = level;
+  allowed_ = std::move(names);
+  return Status::Ok();
+}
+
+bool CompileCache::selected(const ProgramEntry& p) const {
+  return level_.empty() || std::find(allowed_.begin(), allowed_.end(), p.name) != allowed_.end();
+}
+
 const ProgramEntry* CompileCache::find(uint32_t rows, uint32_t in, uint32_t out, const std::string& source_quant) const {
   for (const ProgramEntry& p : manifest_.programs)
-    if (p.kind == "matmul" && p.rows == rows && p.in == in && p.out == out && p.source_quant == source_quant) return &p;
+    if (selected(p) && p.kind == "matmul" && p.rows == rows && p.in == in && p.out == out && p.source_quant == source_quant) return &p;
   return nullptr;
 }
 
 const ProgramEntry* CompileCache::find_elementwise(const std::string& op, uint32_t rows, uint32_t cols, float eps) const {
   for (const ProgramEntry& p : manifest_.programs)
-    if (p.kind == "elementwise" && p.elementwise.op == op && p.rows == rows && p.elementwise.cols == cols &&
+    if (selected(p) && p.kind == "elementwise" && p.elementwise.op == op && p.rows == rows && p.elementwise.cols == cols &&
         (op != "rmsnorm" || float(p.elementwise.eps) == eps))
       return &p;
   return nullptr;

@@ -46,6 +46,11 @@ class CompileCache {
 
   const Manifest& manifest() const { return manifest_; }
   const std::string& dir() const { return dir_; }
+  // Restricts the finds below to the programs of the variants compiled at this power level
+  // ("max", "1.5W", ...). The default is "max" when the cache has it, else every program. An
+  // unknown level is an error that lists the cache's levels.
+  Status select_power_level(const std::string& level);
+  const std::string& power_level() const { return level_; }
   // The matmul program of this shape and weight storage format, or nullptr.
   const ProgramEntry* find(uint32_t rows, uint32_t in, uint32_t out, const std::string& source_quant) const;
   // The elementwise program of this op and shape (and, for rmsnorm, epsilon as fp32), or nullptr.
@@ -54,8 +59,11 @@ class CompileCache {
   Result<npu::Program> load(const ProgramEntry& e) const;
 
  private:
+  bool selected(const ProgramEntry& p) const;
   std::string dir_;
   Manifest manifest_;
+  std::string level_;                 // "" = every program
+  std::vector<std::string> allowed_;  // names of the selected level's programs
 };
 
 }  // namespace tandem::compile_cache

@@ -127,6 +127,8 @@ if "$TANDEM" compile --help >/dev/null 2>&1; then
     lib=$(run_ids); cc=$(run_ids --npu-cache "$CC")
     check "npu cache: same tokens as the library" [ -n "$lib" ] && [ "$lib" = "$cc" ]
     check "npu cache used" bash -c "\"$TANDEM\" run -m '$Q' --devices opencl,npu --strategy npu-only --standard-lengths 4,8 --prompt-ids '1 2 3' -n 2 --npu-cache '$CC' -v 2>&1 | grep -Eq '\\(([1-9][0-9]*) compiled, from the compile cache'"
+    check "npu cache at 1.5W: same tokens" [ -n "$lib" ] && [ "$lib" = "$(run_ids --npu-cache "$CC" --npu-power-level 1.5W)" ]
+    check "npu power level unknown" one_line_error "no variants at power level '9W' (the cache has: max, 1.5W)" "$TANDEM" run -m "$Q" --devices opencl,npu --prompt-ids "1 2" -n 1 --npu-cache "$CC" --npu-power-level 9W
     cp -r "$CC" "$WORK/tampered"; f=$(ls "$WORK"/tampered/programs/mm*.tnpu | head -1)  # a matmul: the runtime loads those
     printf '\x01' | dd of="$f" bs=1 seek=60 conv=notrunc 2>/dev/null
     check "tampered program refused" bash -c "\"$TANDEM\" run -m '$Q' --devices opencl,npu --strategy npu-only --standard-lengths 4,8 --prompt-ids '1 2 3 4 5 6 7' -n 2 --npu-cache '$WORK/tampered' 2>&1 | grep -q 'refusing to run a modified program'"
@@ -137,6 +139,7 @@ if "$TANDEM" compile --help >/dev/null 2>&1; then
   check "compile bad buckets" one_line_error "must increase" "$TANDEM" compile --model-preset test-small --buckets 8,4 -o "$WORK/c3"
   check "compile bad precision" one_line_error "'q5_k'" "$TANDEM" compile --model-preset test-small --buckets 8 --precisions q5_k -o "$WORK/c3"
   check "compile report" bash -c "\"$TANDEM\" compile --report -o '$WORK/edgellm' | grep -q '^  ours' && test -s '$WORK/edgellm/report.md' && test -s '$WORK/edgellm/fusion_latency.svg'"
+  check "npu power level needs a cache" one_line_error "needs --npu-cache" "$TANDEM" run -m "$M" --devices opencl,npu --prompt-ids "1" -n 1 --npu-power-level max
   check "npu cache needs hetero" one_line_error "needs --devices opencl,npu" "$TANDEM" run -m "$M" --prompt-ids "1" --npu-cache "$CC"
 fi
 

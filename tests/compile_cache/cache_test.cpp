@@ -61,6 +61,50 @@ TEST(CompileCache, WritesHashesAndLoadsBack) {
   EXPECT_EQ(*loaded, *prog);
 }
 
+// Two power levels compiled the same shape differently: the runtime runs "max" unless told
+// another level, and an unknown level names the ones the cache has.
+TEST(CompileCache, PowerLevelSelectsItsVariantsPrograms) {
+  const std::string dir = fresh_dir("c_levels");
+  CacheWriter w(dir);
+  w.manifest().key = key();
+  npu::oplib::MatmulSpec fast{4, 64, 96, DType::Q4_0}, capped = fast;
+  capped.arrays = 2;  // fewer arrays under the power cap: another program
+  auto pf = npu::oplib::lower_matmul(fast, target());
+  auto pc = npu::oplib::lower_matmul(capped, target());
+  ASSERT_TRUE(pf.ok() && pc.ok());
+  ASSERT_NE(npu::serialize(*pf), npu::serialize(*pc));
+  auto nf = w.add_program(*pf, entry_for(fast));
+  auto nc = w.add_program(*pc, entry_for(capped));
+  ASSERT_TRUE(nf.ok() && nc.ok());
+  ASSERT_NE(*nf, *nc);
+  VariantEntry v;
+  v.phase = "prefill";
+  v.rows = 4;
+  v.precision = "q4_0";
+  v.power_level = "1.5W";
+  v.power_cap_w = 1.5;
+  v.programs = {*nc};
+  w.manifest().variants.push_back(v);
+  v.power_level = "max";
+  v.power_cap_w = 0;
+  v.programs = {*nf};
+  w.manifest().variants.push_back(v);
+  ASSERT_TRUE(w.finish().ok());
+
+  auto c = CompileCache::open(dir, key());
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->power_level(), "max");
+  ASSERT_NE(c->find(4, 64, 96, "q4_0"), nullptr);
+  EXPECT_EQ(c->find(4, 64, 96, "q4_0")->name, *nf);
+  ASSERT_TRUE(c->select_power_level("1.5W").ok());
+  ASSERT_NE(c->find(4, 64, 96, "q4_0"), nullptr);
+  EXPECT_EQ(c->find(4, 64, 96, "q4_0")->name, *nc);
+  const Status bad = c->select_power_level("3W");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("no variants at power level '3W' (the cache has: 1.5W, max)"), std::string::npos)
+      << bad.message();
+}
+
 TEST(CompileCache, RefusesAModifiedProgram) {
   const std::string dir = fresh_dir("c2");
   CacheWriter w(dir);

@@ -29,6 +29,9 @@ void DeviceOptions::add_to(CLI::App* sub) {
   sub->add_option("--npu-cache", npu_cache,
                   "with --devices opencl,npu: run the compiled programs of this compile cache (tandem compile -o) "
                   "where it has the shape; the cache must be for this model, target and compiler");
+  sub->add_option("--npu-power-level", npu_power_level,
+                  "with --npu-cache: run the programs compiled for this power level (tandem compile --power-levels; "
+                  "default max)");
   sub->add_option("--trace", trace, "write a Chrome trace (Perfetto) of the device timeline to this file");
 }
 
@@ -74,6 +77,8 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
   if (!d.npu_fault.empty() && names != std::vector<std::string>{"npu", "opencl"}) {
     return InvalidArgument("--npu-fault: '" + d.npu_fault + "' needs --devices opencl,npu (the NPU's parts fall back to the GPU)");
   }
+  if (!d.npu_power_level.empty() && d.npu_cache.empty())
+    return InvalidArgument("--npu-power-level: '" + d.npu_power_level + "' needs --npu-cache");
   if (!d.npu_cache.empty() && names != std::vector<std::string>{"npu", "opencl"}) {
     return InvalidArgument("--npu-cache: '" + d.npu_cache + "' needs --devices opencl,npu");
   }
@@ -105,6 +110,7 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
     const compile_cache::CacheKey key = compile_cache::key_for(
         std::move(model_hash), target, model->layers().empty() ? "" : std::string(dtype_name(model->layers()[0].wq.type)));
     TANDEM_ASSIGN_OR_RETURN(compile_cache::CompileCache cache, compile_cache::CompileCache::open(d.npu_cache, key));
+    if (!d.npu_power_level.empty()) TANDEM_RETURN_IF_ERROR(cache.select_power_level(d.npu_power_level));
     o.npu_cache = std::make_shared<const compile_cache::CompileCache>(std::move(cache));
   }
   o.context = context;

@@ -23,6 +23,7 @@ struct DeviceOptions {
   std::string npu_fault;  // injected NPU faults: prepare | run | run:N (else TANDEM_NPU_FAULT)
   std::string plan;       // a solver plan (JSON); its entries override --strategy per matmul
   std::string npu_cache;  // a compile cache from `tandem compile` (--devices npu)
+  std::string npu_power_level;  // the cache's variants to run ("" = "max" when compiled, else any)
   std::string model_file; // the model's path (the compile cache is keyed by its SHA-256); set by the caller
 
   void add_to(CLI::App* sub);
