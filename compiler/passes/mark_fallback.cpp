@@ -54,14 +54,10 @@ struct MarkFallback : impl::LlmMarkFallbackBase<MarkFallback> {
       const std::string blocker = npuBlocker(op, *target);
       if (blocker.empty()) return;
       if (!op->hasAttr("fallback")) op->setAttr("fallback", b.getStringAttr(isa<llm::SampleOp>(op) ? "cpu" : "gpu"));
-      // Leaving the NPU: the activation goes out through DDR and the result comes back (at the
-      // NPU's DMA rate), and each direction pays one cross-unit completion signal.
-      // (Weights stay where they are: every processor reads them from the same DDR.)
+      // Leaving the NPU: the activation goes out and the result comes back.
       uint64_t bytes = tensorBytes(op->getOperand(0));
       for (Value v : op->getResults()) bytes += tensorBytes(v);
-      const double seconds = double(bytes) / target->dma_bytes_per_s() +
-                             2 * target->seconds(cost.signal_latency_cycles());
-      op->setAttr("switch_cost_s", b.getF64FloatAttr(seconds));
+      op->setAttr("switch_cost_s", b.getF64FloatAttr(cost.offload_switch_seconds(bytes)));
       op->setAttr("fallback_reason", b.getStringAttr(blocker));
     });
   }

@@ -47,4 +47,8 @@ double CostModel::pipelined_cycles(double d, double c, double w, uint64_t steps,
   return d + double(steps - 1) * std::max({d, c, w}) + c + w;
 }
 
+double CostModel::offload_switch_seconds(uint64_t bytes) const {
+  return double(bytes) / t_.dma_bytes_per_s() + 2 * t_.seconds(signal_latency_cycles());
+}
+
 }  // namespace tandem::npu

@@ -35,6 +35,10 @@ class CostModel {
   double vector_lane_ops(VecOp op, uint64_t n) const;  // for energy: n x op cycles per vector
   double issue_cycles(Opcode op) const;
   double signal_latency_cycles() const { return t_.issue.signal_latency_cycles; }
+  // Leaving the NPU for one op (a CPU/GPU fallback): `bytes` (its activation out and its result
+  // back) through DDR at the NPU's DMA rate, and one cross-unit completion signal each way.
+  // Weights stay where they are: every processor reads them from the same DDR.
+  double offload_switch_seconds(uint64_t bytes) const;
 
   // Energy of a run: dynamic per-unit energy plus static power over the run time.
   double energy_joules(double flops, double vector_lane_ops, double dma_bytes, double seconds) const;

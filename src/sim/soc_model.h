@@ -51,6 +51,10 @@ struct SocModel {
     double active_w = 0, idle_w = 0;
     GpuLatencyModel matmul;     // fitted from profile_points, FLOP term divided by profile_scale
     double profile_scale = 1;
+    // A non-matmul kernel in a queue of kernels: its launch, its DRAM bytes, its FLOPs.
+    double op_seconds(double bytes, double flops) const {
+      return kernel_fixed_s + bytes / dram_cap_bytes_per_s + flops / achieved_flops;
+    }
   } gpu;
   struct Npu {
     double dram_cap_bytes_per_s = 0, submit_s = 0, blocking_wait_s = 0, idle_w = 0;

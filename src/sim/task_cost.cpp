@@ -185,7 +185,7 @@ Result<TaskCost> TaskCostModel::cost(const Task& task, Unit unit) {
       // each pays only its launch; the wait for the GPU is charged by the sync protocol.
       c.seconds = call.kind == OpKind::kMatmul
                       ? g.kernel_fixed_s + bytes * g.matmul.s_per_byte + flops * g.matmul.s_per_flop
-                      : g.kernel_fixed_s + bytes / g.dram_cap_bytes_per_s + flops / g.achieved_flops;
+                      : g.op_seconds(bytes, flops);
       c.dram_bytes = bytes;
       c.flops = flops;
       return c;
