@@ -4,23 +4,14 @@
 // Any input must be rejected with a message or parse into something that round-trips.
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "compile_cache/manifest.h"
+#include "fuzz_check.h"
 #include "npu/program.h"
 
 namespace {
-
-#define FUZZ_CHECK(cond)                                                                  \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
-      std::fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond);   \
-      std::abort();                                                                       \
-    }                                                                                     \
-  } while (0)
 
 void fuzz_manifest(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

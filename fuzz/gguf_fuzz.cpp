@@ -6,21 +6,13 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "fuzz_check.h"
 #include "model/gguf/gguf.h"
 
 namespace {
 
 using namespace tandem;
 using namespace tandem::gguf;
-
-// Like assert, but also in release builds, and it says which invariant broke.
-#define FUZZ_CHECK(cond)                                                      \
-  do {                                                                        \
-    if (!(cond)) {                                                            \
-      std::fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                           \
-    }                                                                         \
-  } while (0)
 
 // Reads every part of a value, recursing into arrays, and folds it into a hash.
 uint64_t touch(const Value& value) {
