@@ -26,6 +26,54 @@ std::string order_name(npu::oplib::MatmulOrder o) {
   return o == npu::oplib::MatmulOrder::kNaive ? "weight_stationary" : "activation_stationary";
 }
 
+// What the validation memo knows a program by: its bytes, named by shape (so identical programs
+// of other variants or of k and v are checked once).
+std::string program_key(const npu::Program& p) {
+  const std::vector<uint8_t> bytes = npu::serialize(p);
+  return compile_cache::sha256_hex(bytes.data(), bytes.size());
+}
+
+// A matmul's manifest entry, validated (when asked) at the bucket edges: every row valid (the
+// bucket full), and the shortest length the bucket serves (one row past the previous bucket; 1
+// for the first bucket and for decode), the rest of the rows padding.
+Result<compile_cache::ProgramEntry> matmul_entry(CompiledProgram& p, const npu::TargetModel& target,
+                                                 const VariantSetOptions& o, const std::string& phase, uint32_t rows,
+                                                 uint64_t seed, std::map<std::string, double>& validated) {
+  compile_cache::ProgramEntry e;
+  e.rows = p.spec.n;
+  e.in = p.spec.in;
+  e.out = p.spec.out;
+  e.format = std::string(dtype_name(p.spec.wtype));
+  e.source_quant = p.source_quant;
+  e.order = order_name(p.spec.order);
+  e.double_buffer = p.spec.double_buffer;
+  e.double_buffer_out = p.spec.double_buffer_out;
+  e.arrays = npu::oplib::matmul_arrays(p.spec, target);
+  e.est_cycles = p.est_cycles;
+  p.program.name = "mm" + std::to_string(p.spec.n) + "_" + std::to_string(p.spec.out) + "x" + std::to_string(p.spec.in) +
+                   "_" + e.format + "_from_" + p.source_quant;
+  const std::string key = program_key(p.program);
+  if (o.validate && !validated.count(key)) {
+    uint32_t prev = 0;
+    for (uint32_t b : o.buckets)
+      if (b < rows) prev = std::max(prev, b);
+    double worst = 0;
+    for (uint32_t valid : {rows, std::min(rows, prev + 1)}) {
+      TANDEM_ASSIGN_OR_RETURN(auto c, npu::oplib::check_matmul_program(p.program, p.spec, *dtype_from_name(p.source_quant),
+                                                                       valid, seed + valid, target, o.validate_rows));
+      if (!c.ok())
+        return Internal("validation failed: " + p.program.name + " (" + phase + ", " + std::to_string(rows) + " rows, " +
+                        std::to_string(valid) + " valid): " + std::to_string(c.failures) +
+                        " outputs over the error threshold (max ratio " + std::to_string(c.max_error_ratio) + ")" +
+                        (c.padding_untouched ? "" : ", padding rows not zero"));
+      worst = std::max(worst, c.max_error_ratio);
+    }
+    validated[key] = worst;
+  }
+  e.max_error_ratio = o.validate ? validated[key] : -1;
+  return e;
+}
+
 // A KV append's manifest entry, validated (when asked) on the functional executor: appends at
 // the cache's first token, at its last slot (the bucket edge), and starting one token before a
 // page boundary (the append switches pages), each compared byte for byte with the layout.
@@ -37,8 +85,9 @@ Result<compile_cache::ProgramEntry> kv_entry(CompiledProgram& p, const npu::Targ
   e.rows = p.kv.rows;
   e.kv = {g.capacity, g.heads, g.head_dim, g.page_tokens, std::string(npu::oplib::kv_layout_name(g.layout)), p.kv.phase};
   e.est_cycles = p.est_cycles;
-  const std::vector<uint8_t> bytes = npu::serialize(p.program);
-  const std::string key = compile_cache::sha256_hex(bytes.data(), bytes.size());
+  p.program.name = "kv" + std::to_string(p.kv.rows) + "_" + std::to_string(g.capacity) + "x" + std::to_string(g.width()) +
+                   "_" + e.kv.layout;
+  const std::string key = program_key(p.program);
   if (validate && !validated.count(key)) {
     const uint32_t last = g.capacity - p.kv.rows;
     for (uint32_t at : {0u, last, std::min(last, g.page_tokens - 1)}) {
@@ -52,8 +101,6 @@ Result<compile_cache::ProgramEntry> kv_entry(CompiledProgram& p, const npu::Targ
     validated[key] = 0;  // a copy: exact or wrong
   }
   e.max_error_ratio = validate ? 0 : -1;
-  p.program.name = "kv" + std::to_string(p.kv.rows) + "_" + std::to_string(g.capacity) + "x" + std::to_string(g.width()) +
-                   "_" + e.kv.layout;
   return e;
 }
 
@@ -68,8 +115,7 @@ Result<compile_cache::ProgramEntry> elementwise_entry(CompiledProgram& p, const 
   e.elementwise = {std::string(npu::oplib::elt_op_name(el.op)), el.cols, double(el.eps)};
   e.est_cycles = p.est_cycles;
   p.program.name = e.elementwise.op + std::to_string(el.rows) + "_" + std::to_string(el.cols);
-  const std::vector<uint8_t> bytes = npu::serialize(p.program);
-  const std::string key = compile_cache::sha256_hex(bytes.data(), bytes.size());
+  const std::string key = program_key(p.program);
   if (validate && !validated.count(key)) {
     TANDEM_ASSIGN_OR_RETURN(auto c, npu::oplib::check_elementwise_program(p.program, el.op, el.rows, el.cols, el.eps, seed, target));
     if (!c.ok())
@@ -171,65 +217,16 @@ Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const Mod
     for (const FallbackOp& f : compiled->fallbacks) ve.fallbacks.push_back({f.op, f.device, f.reason, f.switch_cost_s});
     for (CompiledProgram& p : compiled->programs) {
       ++rep.programs_compiled;
-      if (p.kind == CompiledProgram::Kind::kKvAppend) {
-        TANDEM_ASSIGN_OR_RETURN(compile_cache::ProgramEntry e, kv_entry(p, target, o.validate, 0x6b76 + vi, validated));
-        TANDEM_ASSIGN_OR_RETURN(std::string name, cache.add_program(p.program, e));
-        ve.programs.push_back(name);
-        ve.est_seconds += target.seconds(p.est_cycles);
-        continue;
-      }
-      if (p.kind == CompiledProgram::Kind::kElementwise) {
-        TANDEM_ASSIGN_OR_RETURN(compile_cache::ProgramEntry e,
-                                elementwise_entry(p, target, o.validate, 0x656c + vi, validated));
-        rep.worst_error_ratio = std::max(rep.worst_error_ratio, e.max_error_ratio);
-        TANDEM_ASSIGN_OR_RETURN(std::string name, cache.add_program(p.program, e));
-        ve.programs.push_back(name);
-        ve.est_seconds += target.seconds(p.est_cycles);
-        continue;
-      }
-      compile_cache::ProgramEntry e;
-      e.rows = p.spec.n;
-      e.in = p.spec.in;
-      e.out = p.spec.out;
-      e.format = std::string(dtype_name(p.spec.wtype));
-      e.source_quant = p.source_quant;
-      e.order = order_name(p.spec.order);
-      e.double_buffer = p.spec.double_buffer;
-      e.double_buffer_out = p.spec.double_buffer_out;
-      e.arrays = npu::oplib::matmul_arrays(p.spec, target);
-      e.est_cycles = p.est_cycles;
-      const std::vector<uint8_t> bytes = npu::serialize(p.program);
-      const std::string key = compile_cache::sha256_hex(bytes.data(), bytes.size());
-      if (o.validate && !validated.count(key)) {
-        // Bucket edges: every row valid (the bucket full), and the shortest length the bucket
-        // serves (one row past the previous bucket; 1 for the first bucket and for decode),
-        // the rest of the rows padding.
-        const auto tv = std::chrono::steady_clock::now();
-        uint32_t prev = 0;
-        for (uint32_t b : o.buckets)
-          if (b < v.rows) prev = std::max(prev, b);
-        double worst = 0;
-        for (uint32_t valid : {v.rows, std::min(v.rows, prev + 1)}) {
-          auto c = npu::oplib::check_matmul_program(p.program, p.spec, *dtype_from_name(p.source_quant), valid,
-                                                    0x5eed + vi * 31 + valid, target, o.validate_rows);
-          if (!c.ok()) return c.status();
-          if (!c->ok())
-            return Internal("validation failed: " + p.program.name + " (" + v.phase + ", " + std::to_string(v.rows) +
-                            " rows, " + std::to_string(valid) + " valid): " + std::to_string(c->failures) +
-                            " outputs over the error threshold (max ratio " + std::to_string(c->max_error_ratio) + ")" +
-                            (c->padding_untouched ? "" : ", padding rows not zero"));
-          worst = std::max(worst, c->max_error_ratio);
-        }
-        validated[key] = worst;
-        rep.validate_seconds += seconds_since(tv);
-      }
-      e.max_error_ratio = o.validate ? validated[key] : -1;
-      rep.worst_error_ratio = std::max(rep.worst_error_ratio, e.max_error_ratio);
-      // Named by shape only, so identical programs of other variants (another power level that
-      // changed nothing, k and v of one layer) share a file.
-      p.program.name = "mm" + std::to_string(p.spec.n) + "_" + std::to_string(p.spec.out) + "x" +
-                       std::to_string(p.spec.in) + "_" + e.format + "_from_" + p.source_quant;
-      TANDEM_ASSIGN_OR_RETURN(std::string name, cache.add_program(p.program, e));
+      // Building an entry is its validation (the rest is a few fields and one hash).
+      const auto tv = std::chrono::steady_clock::now();
+      Result<compile_cache::ProgramEntry> entry =
+          p.kind == CompiledProgram::Kind::kKvAppend      ? kv_entry(p, target, o.validate, 0x6b76 + vi, validated)
+          : p.kind == CompiledProgram::Kind::kElementwise ? elementwise_entry(p, target, o.validate, 0x656c + vi, validated)
+                                                          : matmul_entry(p, target, o, v.phase, v.rows, 0x5eed + vi * 31, validated);
+      if (!entry.ok()) return entry.status();
+      rep.validate_seconds += seconds_since(tv);
+      rep.worst_error_ratio = std::max(rep.worst_error_ratio, entry->max_error_ratio);
+      TANDEM_ASSIGN_OR_RETURN(std::string name, cache.add_program(p.program, *entry));
       ve.programs.push_back(name);
       ve.est_seconds += target.seconds(p.est_cycles);
     }
