@@ -23,6 +23,19 @@ int64_t intField(DictionaryAttr d, StringRef name) {
   return a ? a.getInt() : -1;
 }
 
+// The matmul schedule a program's tandem.matmul / tandem.norm_linear attribute describes.
+tandem::npu::oplib::MatmulSpec matmulSpecOf(DictionaryAttr d, int64_t out) {
+  auto format = d ? d.getAs<StringAttr>("format") : StringAttr();
+  auto order = d ? d.getAs<StringAttr>("order") : StringAttr();
+  auto spec = ir::matmulSpec(intField(d, "rows"), intField(d, "in"), out,
+                             ir::weightFormat(format ? format.getValue() : "").value_or(DType::F16),
+                             order ? order.getValue() : "activation_stationary",
+                             d && d.getAs<BoolAttr>("double_buffer") && d.getAs<BoolAttr>("double_buffer").getValue(),
+                             d && d.getAs<BoolAttr>("double_buffer_out") && d.getAs<BoolAttr>("double_buffer_out").getValue());
+  if (auto arrays = d ? d.getAs<IntegerAttr>("arrays") : IntegerAttr()) spec.arrays = uint32_t(arrays.getInt());
+  return spec;
+}
+
 }  // namespace
 
 Result<CompiledModule> compile_mlir(std::string_view text, const CompileOptions& options) {
@@ -43,7 +56,8 @@ Result<CompiledModule> compile_mlir(std::string_view text, const CompileOptions&
   if (!module) return InvalidArgument("npu compiler: cannot parse the input:\n" + diagnostics);
 
   PassManager pm(&ctx);
-  ir::buildNpuPipeline(pm, {options.target_path, options.tcm_budget, options.power_cap_w, options.layout, options.kv_layout});
+  ir::buildNpuPipeline(pm, {options.target_path, options.tcm_budget, options.power_cap_w, options.layout, options.kv_layout,
+                           options.fuse});
   if (failed(pm.run(*module))) return InvalidArgument("npu compiler: compilation failed:\n" + diagnostics);
 
   CompiledModule out;
@@ -85,17 +99,21 @@ Result<CompiledModule> compile_mlir(std::string_view text, const CompileOptions&
       out.programs.push_back(std::move(cp));
       return;
     }
+    if (auto nl = prog->getAttrOfType<DictionaryAttr>("tandem.norm_linear")) {
+      cp.kind = CompiledProgram::Kind::kNormLinear;
+      cp.norm_linear.base = matmulSpecOf(nl, 1);
+      if (auto outs = nl.getAs<ArrayAttr>("outs"))
+        for (Attribute o : outs) cp.norm_linear.outs.push_back(uint32_t(llvm::cast<IntegerAttr>(o).getInt()));
+      if (auto eps = nl.getAs<FloatAttr>("eps")) cp.norm_linear.eps = float(eps.getValueAsDouble());
+      if (auto pack = launch.getArgs()[2].getDefiningOp<ir::state::WeightPackOp>()) cp.source_quant = pack.getQuant().str();
+      if (auto est = nl.getAs<FloatAttr>("est_cycles")) cp.est_cycles = est.getValueAsDouble();
+      out.programs.push_back(std::move(cp));
+      return;
+    }
     auto d = prog->getAttrOfType<DictionaryAttr>("tandem.matmul");
-    auto format = d ? d.getAs<StringAttr>("format") : StringAttr();
-    auto order = d ? d.getAs<StringAttr>("order") : StringAttr();
-    cp.spec = ir::matmulSpec(intField(d, "rows"), intField(d, "in"), intField(d, "out"),
-                             ir::weightFormat(format ? format.getValue() : "").value_or(DType::F16),
-                             order ? order.getValue() : "activation_stationary",
-                             d && d.getAs<BoolAttr>("double_buffer") && d.getAs<BoolAttr>("double_buffer").getValue(),
-                             d && d.getAs<BoolAttr>("double_buffer_out") && d.getAs<BoolAttr>("double_buffer_out").getValue());
+    cp.spec = matmulSpecOf(d, intField(d, "out"));
     if (auto pack = launch.getArgs()[1].getDefiningOp<ir::state::WeightPackOp>()) cp.source_quant = pack.getQuant().str();
     if (auto est = d ? d.getAs<FloatAttr>("est_cycles") : FloatAttr()) cp.est_cycles = est.getValueAsDouble();
-    if (auto arrays = d ? d.getAs<IntegerAttr>("arrays") : IntegerAttr()) cp.spec.arrays = uint32_t(arrays.getInt());
     out.programs.push_back(std::move(cp));
   });
   module->walk([&](Operation* op) {

@@ -12,6 +12,7 @@
 #include "npu/oplib/elementwise.h"
 #include "npu/oplib/kv_cache.h"
 #include "npu/oplib/matmul.h"
+#include "npu/oplib/norm_linear.h"
 #include "npu/program.h"
 
 namespace tandem::compiler {
@@ -22,6 +23,10 @@ struct CompileOptions {
   std::string layout = "auto";  // weight layout: auto, interleaved_unpack, f16_tiles
   std::string kv_layout = "auto";  // KV cache layout: auto (per phase on the cost model), token_major, head_major
   double power_cap_w = 0;       // a power level: average NPU power no schedule may exceed (0 = none)
+  // Fuse an rmsnorm with the linears of its fusion cluster that read it into one program
+  // (kNormLinear). Off by default: the runtime runs op by op (a matmul may be split between GPU
+  // and NPU) and binds one program per op; tandem-opt's pipeline fuses by default.
+  bool fuse = false;
   bool keep_ir = false;         // print the final module into CompiledModule::ir (large for big buckets)
 };
 
@@ -43,11 +48,12 @@ struct CompiledElementwise {
 
 // One npu.program of the compiled module: what the runtime binds and launches.
 struct CompiledProgram {
-  enum class Kind { kMatmul, kKvAppend, kElementwise };
+  enum class Kind { kMatmul, kKvAppend, kElementwise, kNormLinear };
   Kind kind = Kind::kMatmul;
   tandem::npu::Program program;
   tandem::npu::oplib::MatmulSpec spec;  // kMatmul: x [rows, in] f16, weight pack of spec.wtype, y [rows, out]
-  std::string source_quant;             // kMatmul: the weight's storage format before packing ("q4_0", ...)
+  std::string source_quant;             // kMatmul, kNormLinear: the weight's storage format before packing ("q4_0", ...)
+  tandem::npu::oplib::NormLinearSpec norm_linear;  // kNormLinear: x [rows, in], gain [in], packs, one y per projection
   CompiledKvAppend kv;                  // kKvAppend
   CompiledElementwise elementwise;      // kElementwise
   double est_cycles = 0;                // the cost model's price of the chosen schedule

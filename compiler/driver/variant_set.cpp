@@ -13,6 +13,7 @@
 #include "npu/oplib/elementwise_check.h"
 #include "npu/oplib/kv_cache.h"
 #include "npu/oplib/matmul_check.h"
+#include "npu/oplib/norm_linear_check.h"
 
 namespace tandem::compiler {
 
@@ -33,9 +34,33 @@ std::string program_key(const npu::Program& p) {
   return compile_cache::sha256_hex(bytes.data(), bytes.size());
 }
 
-// A matmul's manifest entry, validated (when asked) at the bucket edges: every row valid (the
+// Validates (when asked, once per distinct program) at the bucket edges: every row valid (the
 // bucket full), and the shortest length the bucket serves (one row past the previous bucket; 1
-// for the first bucket and for decode), the rest of the rows padding.
+// for the first bucket and for decode), the rest of the rows padding. The worst error ratio, or
+// -1 when not validated.
+Result<double> validate_at_bucket_edges(const CompiledProgram& p, const VariantSetOptions& o, const std::string& phase,
+                                        uint32_t rows, std::map<std::string, double>& validated,
+                                        const std::function<Result<npu::oplib::MatmulCheck>(uint32_t)>& check) {
+  if (!o.validate) return -1.0;
+  const std::string key = program_key(p.program);
+  if (validated.count(key)) return validated[key];
+  uint32_t prev = 0;
+  for (uint32_t b : o.buckets)
+    if (b < rows) prev = std::max(prev, b);
+  double worst = 0;
+  for (uint32_t valid : {rows, std::min(rows, prev + 1)}) {
+    TANDEM_ASSIGN_OR_RETURN(npu::oplib::MatmulCheck c, check(valid));
+    if (!c.ok())
+      return Internal("validation failed: " + p.program.name + " (" + phase + ", " + std::to_string(rows) + " rows, " +
+                      std::to_string(valid) + " valid): " + std::to_string(c.failures) +
+                      " outputs over the error threshold (max ratio " + std::to_string(c.max_error_ratio) + ")" +
+                      (c.padding_untouched ? "" : ", padding rows not zero"));
+    worst = std::max(worst, c.max_error_ratio);
+  }
+  return validated[key] = worst;
+}
+
+// A matmul's manifest entry, validated at the bucket edges.
 Result<compile_cache::ProgramEntry> matmul_entry(CompiledProgram& p, const npu::TargetModel& target,
                                                  const VariantSetOptions& o, const std::string& phase, uint32_t rows,
                                                  uint64_t seed, std::map<std::string, double>& validated) {
@@ -52,25 +77,38 @@ Result<compile_cache::ProgramEntry> matmul_entry(CompiledProgram& p, const npu::
   e.est_cycles = p.est_cycles;
   p.program.name = "mm" + std::to_string(p.spec.n) + "_" + std::to_string(p.spec.out) + "x" + std::to_string(p.spec.in) +
                    "_" + e.format + "_from_" + p.source_quant;
-  const std::string key = program_key(p.program);
-  if (o.validate && !validated.count(key)) {
-    uint32_t prev = 0;
-    for (uint32_t b : o.buckets)
-      if (b < rows) prev = std::max(prev, b);
-    double worst = 0;
-    for (uint32_t valid : {rows, std::min(rows, prev + 1)}) {
-      TANDEM_ASSIGN_OR_RETURN(auto c, npu::oplib::check_matmul_program(p.program, p.spec, *dtype_from_name(p.source_quant),
-                                                                       valid, seed + valid, target, o.validate_rows));
-      if (!c.ok())
-        return Internal("validation failed: " + p.program.name + " (" + phase + ", " + std::to_string(rows) + " rows, " +
-                        std::to_string(valid) + " valid): " + std::to_string(c.failures) +
-                        " outputs over the error threshold (max ratio " + std::to_string(c.max_error_ratio) + ")" +
-                        (c.padding_untouched ? "" : ", padding rows not zero"));
-      worst = std::max(worst, c.max_error_ratio);
-    }
-    validated[key] = worst;
-  }
-  e.max_error_ratio = o.validate ? validated[key] : -1;
+  TANDEM_ASSIGN_OR_RETURN(e.max_error_ratio, validate_at_bucket_edges(p, o, phase, rows, validated, [&](uint32_t valid) {
+    return npu::oplib::check_matmul_program(p.program, p.spec, *dtype_from_name(p.source_quant), valid, seed + valid, target,
+                                            o.validate_rows);
+  }));
+  return e;
+}
+
+// A fused norm + projections program's entry: the matmul fields of its schedule and its
+// projections, validated like a matmul (every projection against rmsnorm then matmul in fp64).
+Result<compile_cache::ProgramEntry> norm_linear_entry(CompiledProgram& p, const npu::TargetModel& target,
+                                                      const VariantSetOptions& o, const std::string& phase, uint32_t rows,
+                                                      uint64_t seed, std::map<std::string, double>& validated) {
+  const npu::oplib::NormLinearSpec& s = p.norm_linear;
+  compile_cache::ProgramEntry e;
+  e.kind = "norm_linear";
+  e.rows = s.base.n;
+  e.in = s.base.in;
+  e.norm_linear = {s.outs, double(s.eps)};
+  e.format = std::string(dtype_name(s.base.wtype));
+  e.source_quant = p.source_quant;
+  e.order = order_name(s.base.order);
+  e.double_buffer = s.base.double_buffer;
+  e.double_buffer_out = s.base.double_buffer_out;
+  e.arrays = npu::oplib::matmul_arrays(s.base, target);
+  e.est_cycles = p.est_cycles;
+  p.program.name = "norm_mm" + std::to_string(s.base.n) + "_in" + std::to_string(s.base.in);
+  for (uint32_t out : s.outs) p.program.name += "_" + std::to_string(out);
+  p.program.name += "_" + e.format + "_from_" + p.source_quant;
+  TANDEM_ASSIGN_OR_RETURN(e.max_error_ratio, validate_at_bucket_edges(p, o, phase, rows, validated, [&](uint32_t valid) {
+    return npu::oplib::check_norm_linear_program(p.program, s, *dtype_from_name(p.source_quant), valid, seed + valid, target,
+                                                 o.validate_rows);
+  }));
   return e;
 }
 
@@ -201,6 +239,7 @@ Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const Mod
     CompileOptions co;
     co.target_path = o.target_path;
     co.power_cap_w = v.level.cap_w;
+    co.fuse = o.fuse_clusters;
     auto compiled = compile_mlir(decoder_layer_mlir(model, int(v.rows), v.phase, v.precision), co);
     if (!compiled.ok())
       return Status(compiled.status().code(), v.phase + " " + std::to_string(v.rows) + " rows, " + v.level.name + ", " +
@@ -222,7 +261,9 @@ Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const Mod
       Result<compile_cache::ProgramEntry> entry =
           p.kind == CompiledProgram::Kind::kKvAppend      ? kv_entry(p, target, o.validate, 0x6b76 + vi, validated)
           : p.kind == CompiledProgram::Kind::kElementwise ? elementwise_entry(p, target, o.validate, 0x656c + vi, validated)
-                                                          : matmul_entry(p, target, o, v.phase, v.rows, 0x5eed + vi * 31, validated);
+          : p.kind == CompiledProgram::Kind::kNormLinear
+              ? norm_linear_entry(p, target, o, v.phase, v.rows, 0x6e6c + vi * 31, validated)
+              : matmul_entry(p, target, o, v.phase, v.rows, 0x5eed + vi * 31, validated);
       if (!entry.ok()) return entry.status();
       rep.validate_seconds += seconds_since(tv);
       rep.worst_error_ratio = std::max(rep.worst_error_ratio, entry->max_error_ratio);

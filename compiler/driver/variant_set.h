@@ -29,6 +29,11 @@ struct VariantSetOptions {
   std::vector<std::string> precisions = {"q4_0"};
   bool validate = true;
   uint32_t validate_rows = 4;            // rows of each edge check compared to the reference
+  // Each rmsnorm fused with the linears of its cluster into one program (manifest kind
+  // norm_linear) instead of one program per op. The runtime runs op by op and binds per-op
+  // programs, so a fused cache serves whole-cluster execution, not `tandem run` (which then
+  // builds the fused ops' graphs from its own library).
+  bool fuse_clusters = false;
   std::string out_dir;
 };
 

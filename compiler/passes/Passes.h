@@ -24,6 +24,7 @@ struct PipelineOptions {
   double power_cap_w = 0;  // 0 = uncapped
   std::string layout = "auto";     // weight layout
   std::string kv_layout = "auto";  // KV cache layout
+  bool fuse = true;                // a norm + the linears of its cluster as one program (state-to-tdma fuse=)
 };
 // llm-expand-mlp, llm-specialize-phase, llm-fusion-clusters, llm-mark-fallback, llm-to-state, state-to-tdma, tdma-allocate-tcm,
 // tdma-to-npu, npu-export (verify only).

@@ -85,12 +85,20 @@ def StateToTdma : Pass<"state-to-tdma", "mlir::ModuleOp"> {
     (weights and output each single or double) that the shared cost model prices lowest among
     those fitting the TCM budget. When the budget is short, the search settles on asymmetric
     buffering (e.g. double weight slabs, one output panel) before shrinking tiles.
+
+    Fusion (fuse=true): an NPU rmsnorm whose every user is a state.matmul of the same fusion
+    cluster, format and dataflow becomes one tdma.norm_linear with them (X loaded and normalized
+    once in TCM, each projection streamed past it), tiled for the widest projection within the
+    budget left after the norm's gain row and scalar slot. fuse=false keeps one kernel per op
+    (what the runtime, which runs op by op, binds).
   }];
   let options = [TargetOption, BudgetOption,
     Option<"buffering", "buffering", "std::string", /*default=*/"\"auto\"",
            "auto (searched), double or single">,
     Option<"powerCap", "power-cap", "double", /*default=*/"0",
-           "average NPU power (W) no schedule may exceed; 0 = uncapped (a power level)">];
+           "average NPU power (W) no schedule may exceed; 0 = uncapped (a power level)">,
+    Option<"fuse", "fuse", "bool", /*default=*/"true",
+           "emit a norm and the linears of its cluster that read it as one tdma.norm_linear">];
   let dependentDialects = ["::tandem::ir::tdma::TdmaDialect"];
 }
 
@@ -100,11 +108,13 @@ def TdmaAllocateTcm : Pass<"tdma-allocate-tcm", "mlir::ModuleOp"> {
 }
 
 def TdmaToNpu : Pass<"tdma-to-npu", "mlir::ModuleOp"> {
-  let summary = "Expand tdma.matmul_tiles into an npu.program and launch it";
+  let summary = "Expand tdma.matmul_tiles / norm_linear / vector_rows and DMA kernels into npu.programs and launch them";
   let description = [{
     Emits the instruction stream of each tiled loop (npu/oplib emit_matmul: the same emitter the
     runtime's operator library uses) at the TCM addresses the allocator chose, as an
-    npu.program with `tandem.matmul` describing its operands; the loop becomes npu.launch.
+    npu.program with `tandem.matmul` describing its operands; the loop becomes npu.launch. A
+    tdma.norm_linear becomes one program (npu/oplib emit_norm_linear, `tandem.norm_linear`) and
+    one launch with a result per projection.
   }];
   let options = [TargetOption];
   let dependentDialects = ["::tandem::ir::npu::NpuDialect"];

@@ -112,6 +112,7 @@ struct LlmToStatePass : impl::LlmToStateBase<LlmToStatePass> {
     auto mm = rw.create<state::MatmulOp>(op.getLoc(), op.getResult().getType(), op.getInput(), pack.getPack(),
                                          rw.getI64IntegerAttr(out), rw.getStringAttr(element), rw.getI64IntegerAttr(tile),
                                          op.getDataflowAttr(), op.getPhaseAttr());
+    if (auto cluster = op->getAttr("cluster")) mm->setAttr("cluster", cluster);  // state-to-tdma fuses within a cluster
     rw.replaceOp(op, mm.getResult());
     return success();
   }

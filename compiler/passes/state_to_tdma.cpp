@@ -1,12 +1,16 @@
 // state-to-tdma: tiling, double buffering (asymmetric when TCM is short) and the TCM buffers of
-// every state.matmul, chosen by the tiling search on the shared cost model; every KV append
+// every state.matmul, chosen by the tiling search on the shared cost model; an NPU rmsnorm and
+// the matmuls of its fusion cluster that read it become one tdma.norm_linear; every KV append
 // becomes page-sized DMA transfers through (double-buffered) staging buffers, ordered by events;
 // every elementwise llm op on the NPU (rmsnorm, swiglu, add: no persistent state, so they pass the
 // state level unchanged) becomes a tdma.vector_rows over a TCM region sized by the chunking search.
+#include <cmath>
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "npu/cost_model.h"
 #include "npu/oplib/kv_cache.h"
+#include "npu/oplib/norm_linear.h"
 #include "passes/Passes.h"
 #include "passes/matmul_spec.h"
 #include "passes/target_option.h"
@@ -44,6 +48,22 @@ struct StateToTdmaPass : impl::StateToTdmaBase<StateToTdmaPass> {
     llvm::SmallVector<state::KvWriteOp> writes;
     getOperation().walk([&](state::KvWriteOp op) { writes.push_back(op); });
     IRRewriter rw(&getContext());
+    if (fuse) {
+      llvm::SmallVector<llm::RmsNormOp> norms;
+      getOperation().walk([&](llm::RmsNormOp op) {
+        if (!op->hasAttr("fallback")) norms.push_back(op);
+      });
+      llvm::SmallPtrSet<Operation*, 16> fused;
+      for (llm::RmsNormOp norm : norms) {
+        llvm::SmallVector<state::MatmulOp> projections = fusable(norm);
+        if (projections.empty()) continue;
+        auto done = fuseNormLinear(norm, projections, *target, *budget, mode, rw);
+        if (failed(done)) return signalPassFailure();
+        if (*done)
+          for (state::MatmulOp mm : projections) fused.insert(mm);
+      }
+      llvm::erase_if(matmuls, [&](state::MatmulOp op) { return fused.count(op); });
+    }
     for (state::MatmulOp op : matmuls)
       if (failed(lower(op, *target, *budget, mode, rw))) return signalPassFailure();
     int kernels = 0;
@@ -152,6 +172,118 @@ struct StateToTdmaPass : impl::StateToTdmaBase<StateToTdmaPass> {
     return success();
   }
 
+  // The TCM buffers of a tiled matmul schedule, in tdma.matmul_tiles order.
+  static llvm::SmallVector<Value> allocMatmulBuffers(Location loc, const TilingChoice& choice,
+                                                     const tandem::npu::TargetModel& t, IRRewriter& rw) {
+    const auto bytes = tandem::npu::oplib::matmul_buffer_bytes(choice.spec, choice.plan);
+    llvm::SmallVector<Value> buffers;
+    auto alloc = [&](uint64_t n, StringRef role) {
+      buffers.push_back(rw.create<tdma::AllocOp>(loc, rw.getIndexType(), rw.getI64IntegerAttr(int64_t(n)),
+                                                 rw.getI64IntegerAttr(t.tcm.alignment_bytes), rw.getStringAttr(role),
+                                                 IntegerAttr()));
+    };
+    alloc(bytes.x, "x");
+    alloc(bytes.y, "y0");
+    if (choice.spec.double_buffer_out) alloc(bytes.y, "y1");
+    alloc(bytes.w, "w0");
+    if (choice.spec.double_buffer) alloc(bytes.w, "w1");
+    if (bytes.u > 0) {
+      alloc(bytes.u, "u0");
+      if (choice.spec.double_buffer) alloc(bytes.u, "u1");
+    }
+    return buffers;
+  }
+
+  // The matmuls an NPU rmsnorm fuses with: every user of the norm is a state.matmul of the norm's
+  // fusion cluster, all of one format and dataflow, and every reader of their results comes after
+  // the last of them (where the fused op goes). Empty: the norm stays its own kernel.
+  static llvm::SmallVector<state::MatmulOp> fusable(llm::RmsNormOp norm) {
+    Attribute cluster = norm->getAttr("cluster");
+    if (!cluster) return {};
+    llvm::SmallVector<state::MatmulOp> mms;
+    for (Operation* user : norm.getResult().getUsers()) {
+      auto mm = dyn_cast<state::MatmulOp>(user);
+      if (!mm || mm->getAttr("cluster") != cluster || mm.getInput() != norm.getResult() ||
+          mm->getBlock() != norm->getBlock())
+        return {};
+      if (llvm::is_contained(mms, mm)) continue;
+      if (!mms.empty() && (mm.getFormat() != mms.front().getFormat() || mm.getOrder() != mms.front().getOrder() ||
+                           mm.getTile() != mms.front().getTile()))
+        return {};
+      mms.push_back(mm);
+    }
+    if (mms.empty()) return {};
+    llvm::sort(mms, [](state::MatmulOp a, state::MatmulOp b) { return a->isBeforeInBlock(b); });
+    Operation* last = mms.back();
+    for (state::MatmulOp mm : mms)
+      for (Operation* user : mm.getResult().getUsers()) {
+        Operation* at = last->getBlock()->findAncestorOpInBlock(*user);
+        if (!at || !last->isBeforeInBlock(at)) return {};
+      }
+    return mms;
+  }
+
+  // One tdma.norm_linear for `norm` and its projections, tiled for the widest projection in the
+  // budget the norm's gain row and scalar slot leave. false (nothing changed) when no tiling fits
+  // or the cost model prices the ops apart lower: they are then lowered one by one.
+  FailureOr<bool> fuseNormLinear(llm::RmsNormOp norm, llvm::ArrayRef<state::MatmulOp> mms, const tandem::npu::TargetModel& t,
+                                 uint64_t budget, Buffering mode, IRRewriter& rw) {
+    namespace oplib = tandem::npu::oplib;
+    state::MatmulOp first = mms.front(), last = mms.back();
+    if (int64_t(first.getTile()) != t.matrix.tile_dim) return false;  // lower() reports it
+    auto x = llvm::cast<RankedTensorType>(norm.getInput().getType());
+    oplib::NormLinearSpec s;
+    s.base = matmulSpec(x.getDimSize(0), x.getDimSize(1), 1, *weightFormat(first.getFormat()), first.getOrder());
+    for (state::MatmulOp mm : mms) s.outs.push_back(uint32_t(mm.getOut()));
+    s.eps = float(norm.getEps().convertToDouble());
+    const auto prologue = oplib::norm_prologue_bytes(s.base.in, t);
+    if (prologue.gain + prologue.scalars >= budget) return false;
+    std::string why;
+    auto choice = searchTiling(s.widest(), t, budget - prologue.gain - prologue.scalars, powerCap, mode, why);
+    if (!choice) return false;
+    s.base = choice->spec;
+    const auto& p = choice->plan;
+    auto plan = oplib::block_norm_linear(s, t, p.nb, p.R, p.kc);
+    if (!plan.ok()) return norm.emitError() << "cannot fuse with its projections: " << plan.status().message();
+    // Fused only where the cost model says it pays: the shared blocking (sized for the widest
+    // projection) can cost more than the traffic it saves, e.g. in decode, where X is one row.
+    const double fusedCycles = oplib::estimate_norm_linear_cycles(s, *plan, t);
+    auto rows = searchVectorRows(oplib::EltOp::kRmsNorm, s.base.n, s.base.in, s.eps, t, budget);
+    if (rows) {
+      double apart = rows->cycles;
+      for (size_t i = 0; i < s.outs.size() && apart < fusedCycles; ++i) {
+        auto own = searchTiling(matmulSpec(s.base.n, s.base.in, s.outs[i], s.base.wtype, first.getOrder()), t, budget,
+                                powerCap, mode, why);
+        apart += own ? own->cycles : INFINITY;
+      }
+      if (apart < fusedCycles) return false;
+    }
+    rw.setInsertionPoint(last);
+    llvm::SmallVector<Value> buffers = allocMatmulBuffers(norm.getLoc(), *choice, t, rw);
+    auto i64 = [&](int64_t v) { return rw.getI64IntegerAttr(v); };
+    for (auto [bytes, role] : {std::pair<uint64_t, StringRef>{prologue.gain, "gain"}, {prologue.scalars, "norm_scalar"}})
+      buffers.push_back(rw.create<tdma::AllocOp>(norm.getLoc(), rw.getIndexType(), i64(int64_t(bytes)),
+                                                 i64(t.tcm.alignment_bytes), rw.getStringAttr(role), IntegerAttr()));
+    llvm::SmallVector<Type> results;
+    llvm::SmallVector<Value> packs;
+    for (state::MatmulOp mm : mms) {
+      results.push_back(mm.getResult().getType());
+      packs.push_back(mm.getPack());
+    }
+    auto fusedOp = rw.create<tdma::NormLinearOp>(
+        rw.getFusedLoc({norm.getLoc(), first.getLoc()}), results, norm.getInput(), norm.getGamma(), packs, buffers,
+        norm.getEpsAttr(), first.getFormatAttr(), first.getOrderAttr(), i64(p.nb), i64(p.R), i64(p.kc),
+        rw.getBoolAttr(choice->spec.double_buffer), rw.getBoolAttr(choice->spec.double_buffer_out),
+        rw.getF64FloatAttr(fusedCycles));
+    fusedOp->setAttr("phase", first.getPhaseAttr());
+    fusedOp->setAttr("cluster", norm->getAttr("cluster"));
+    fusedOp->setAttr("arrays", i64(oplib::matmul_arrays(choice->spec, t)));
+    fusedOp->setAttr("est_power_w", rw.getF64FloatAttr(choice->power_w));
+    for (auto [mm, result] : llvm::zip(mms, fusedOp.getResults())) rw.replaceOp(mm, result);
+    rw.eraseOp(norm);
+    return true;
+  }
+
   LogicalResult lower(state::MatmulOp op, const tandem::npu::TargetModel& t, uint64_t budget, Buffering mode,
                       IRRewriter& rw) {
     if (int64_t(op.getTile()) != t.matrix.tile_dim)
@@ -165,23 +297,8 @@ struct StateToTdmaPass : impl::StateToTdmaBase<StateToTdmaPass> {
     auto choice = searchTiling(base, t, budget, powerCap, mode, why);
     if (!choice) return op.emitError() << "cannot tile for " << t.name << ": " << why;
     const auto& p = choice->plan;
-    const auto bytes = tandem::npu::oplib::matmul_buffer_bytes(choice->spec, p);
     rw.setInsertionPoint(op);
-    llvm::SmallVector<Value> buffers;
-    auto alloc = [&](uint64_t n, StringRef role) {
-      buffers.push_back(rw.create<tdma::AllocOp>(op.getLoc(), rw.getIndexType(), rw.getI64IntegerAttr(int64_t(n)),
-                                                 rw.getI64IntegerAttr(t.tcm.alignment_bytes), rw.getStringAttr(role),
-                                                 IntegerAttr()));
-    };
-    alloc(bytes.x, "x");
-    alloc(bytes.y, "y0");
-    if (choice->spec.double_buffer_out) alloc(bytes.y, "y1");
-    alloc(bytes.w, "w0");
-    if (choice->spec.double_buffer) alloc(bytes.w, "w1");
-    if (bytes.u > 0) {
-      alloc(bytes.u, "u0");
-      if (choice->spec.double_buffer) alloc(bytes.u, "u1");
-    }
+    llvm::SmallVector<Value> buffers = allocMatmulBuffers(op.getLoc(), *choice, t, rw);
     auto tiles = rw.create<tdma::MatmulTilesOp>(
         op.getLoc(), op.getResult().getType(), op.getInput(), op.getPack(), buffers, op.getFormatAttr(),
         op.getOrderAttr(), rw.getI64IntegerAttr(p.nb), rw.getI64IntegerAttr(p.R), rw.getI64IntegerAttr(p.kc),

@@ -2,7 +2,9 @@
 // the runtime operator library's emitter at the allocator's addresses) and an npu.launch; each
 // DMA kernel (the transfers and waits state-to-tdma tagged with one tdma.kernel, a KV append)
 // becomes a program of the same transfers, instruction for instruction, and a launch; each
-// tdma.vector_rows becomes the operator library's row program inside its placed region.
+// tdma.vector_rows becomes the operator library's row program inside its placed region; each
+// tdma.norm_linear becomes one fused program (npu/oplib/norm_linear.h) launched with a result per
+// projection.
 #include "dialects/npu/ProgramConversion.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -11,6 +13,7 @@
 #include "passes/Passes.h"
 #include "passes/tensor_bytes.h"
 #include "npu/oplib/elementwise.h"
+#include "npu/oplib/norm_linear.h"
 #include "passes/matmul_spec.h"
 #include "passes/target_option.h"
 
@@ -41,6 +44,14 @@ struct TdmaToNpuPass : impl::TdmaToNpuBase<TdmaToNpuPass> {
       auto f = op->getParentOfType<func::FuncOp>();
       const std::string name = (f ? f.getSymName().str() : std::string("module")) + "_mm" + std::to_string(perFunction[f]++);
       if (failed(lower(op, name, *target, rw, symbols))) return signalPassFailure();
+    }
+    llvm::SmallVector<tdma::NormLinearOp> fusedOps;
+    getOperation().walk([&](tdma::NormLinearOp op) { fusedOps.push_back(op); });
+    llvm::DenseMap<Operation*, int> fusedPerFunction;
+    for (tdma::NormLinearOp op : fusedOps) {
+      auto f = op->getParentOfType<func::FuncOp>();
+      const std::string name = (f ? f.getSymName().str() : std::string("module")) + "_nl" + std::to_string(fusedPerFunction[f]++);
+      if (failed(lowerNormLinear(op, name, *target, rw, symbols))) return signalPassFailure();
     }
     llvm::SmallVector<tdma::VectorRowsOp> vectorOps;
     getOperation().walk([&](tdma::VectorRowsOp op) { vectorOps.push_back(op); });
@@ -95,9 +106,9 @@ struct TdmaToNpuPass : impl::TdmaToNpuBase<TdmaToNpuPass> {
         rw.getNamedAttr("est_cycles", op.getEstCyclesAttr()),
     }));
     rw.setInsertionPoint(op);
-    auto launch = rw.create<npu::LaunchOp>(op.getLoc(), op.getResult().getType(), prog.getSymName(),
+    auto launch = rw.create<npu::LaunchOp>(op.getLoc(), TypeRange{op.getResult().getType()}, prog.getSymName(),
                                            ValueRange{op.getA(), op.getB()});
-    rw.replaceOp(op, launch.getResult());
+    rw.replaceOp(op, launch->getResult(0));
     return success();
   }
 
@@ -174,14 +185,85 @@ struct TdmaToNpuPass : impl::TdmaToNpuBase<TdmaToNpuPass> {
     rw.setInsertionPointAfter(ops.back());
     llvm::SmallVector<Value> args(read.begin(), read.end());
     args.push_back(written);
-    auto launch = rw.create<npu::LaunchOp>(loc, written.getType(), prog.getSymName(), args);
+    auto launch = rw.create<npu::LaunchOp>(loc, TypeRange{written.getType()}, prog.getSymName(), args);
     // Readers after the launch read the updated cache.
     llvm::SmallPtrSet<Operation*, 16> group(ops.begin(), ops.end());
-    written.replaceUsesWithIf(launch.getResult(), [&](OpOperand& use) {
+    written.replaceUsesWithIf(launch->getResult(0), [&](OpOperand& use) {
       Operation* user = launch->getBlock()->findAncestorOpInBlock(*use.getOwner());
       return user && user != launch && !group.count(user) && launch->isBeforeInBlock(user);
     });
     for (Operation* op : llvm::reverse(ops)) rw.eraseOp(op);
+    return success();
+  }
+
+  // The plan's addresses are the allocator's, in the matmul schedule's buffer order (then, for a
+  // fused norm, the gain row and the scalar slot).
+  static LogicalResult placePlan(Operation* op, ValueRange buffers, const tandem::npu::oplib::MatmulSpec& spec,
+                                 tandem::npu::oplib::MatmulPlan& plan) {
+    llvm::SmallVector<uint32_t> at;
+    for (Value b : buffers) {
+      auto a = b.getDefiningOp<tdma::AllocOp>();
+      if (!a.getOffset()) return op->emitError("TCM buffers are not placed: run tdma-allocate-tcm before tdma-to-npu");
+      at.push_back(uint32_t(*a.getOffset()));
+    }
+    size_t i = 0;
+    plan.x_addr = at[i++];
+    plan.y_addr[0] = at[i++];
+    if (spec.double_buffer_out) plan.y_addr[1] = at[i++];
+    plan.w_addr[0] = at[i++];
+    if (spec.double_buffer) plan.w_addr[1] = at[i++];
+    if (spec.wtype != DType::F16) {
+      plan.u_addr[0] = at[i++];
+      if (spec.double_buffer) plan.u_addr[1] = at[i++];
+    }
+    if (i + 2 == at.size()) {
+      plan.g_addr = at[i++];
+      plan.s_addr = at[i++];
+    }
+    return success();
+  }
+
+  LogicalResult lowerNormLinear(tdma::NormLinearOp op, const std::string& name, const tandem::npu::TargetModel& t,
+                                IRRewriter& rw, SymbolTable& symbols) {
+    auto x = llvm::cast<RankedTensorType>(op.getInput().getType());
+    oplib::NormLinearSpec spec;
+    spec.base = matmulSpec(x.getDimSize(0), x.getDimSize(1), 1, *weightFormat(op.getFormat()), op.getOrder(),
+                           op.getDoubleBuffer(), op.getDoubleBufferOut());
+    if (auto a = op->getAttrOfType<IntegerAttr>("arrays")) spec.base.arrays = uint32_t(a.getInt());
+    llvm::SmallVector<Attribute> outs;
+    for (Value r : op.getResults()) {
+      spec.outs.push_back(uint32_t(llvm::cast<RankedTensorType>(r.getType()).getDimSize(1)));
+      outs.push_back(rw.getI64IntegerAttr(spec.outs.back()));
+    }
+    spec.eps = float(op.getEps().convertToDouble());
+    auto plan = oplib::block_norm_linear(spec, t, uint32_t(op.getNBlock()), uint32_t(op.getSlabOut()), uint32_t(op.getSlabIn()));
+    if (!plan.ok()) return op.emitError() << "invalid tiling: " << plan.status().message();
+    if (failed(placePlan(op, op.getBuffers(), spec.base, *plan))) return failure();
+    auto program = oplib::emit_norm_linear(spec, *plan, t);
+    if (!program.ok()) return op.emitError() << "cannot emit: " << program.status().message();
+    program->name = name;
+    if (auto st = tandem::npu::verify(*program, t); !st.ok())
+      return op.emitError() << "emitted program fails the device check: " << st.message();
+    rw.setInsertionPointToEnd(getOperation().getBody());
+    npu::ProgramOp prog = npu::buildProgramOp(rw, op.getLoc(), *program);
+    symbols.insert(prog);
+    prog->setAttr("tandem.norm_linear", rw.getDictionaryAttr({
+        rw.getNamedAttr("rows", rw.getI64IntegerAttr(spec.base.n)),
+        rw.getNamedAttr("in", rw.getI64IntegerAttr(spec.base.in)),
+        rw.getNamedAttr("outs", rw.getArrayAttr(outs)),
+        rw.getNamedAttr("eps", op.getEpsAttr()),
+        rw.getNamedAttr("format", op.getFormatAttr()),
+        rw.getNamedAttr("order", op.getOrderAttr()),
+        rw.getNamedAttr("double_buffer", op.getDoubleBufferAttr()),
+        rw.getNamedAttr("double_buffer_out", op.getDoubleBufferOutAttr()),
+        rw.getNamedAttr("est_cycles", op.getEstCyclesAttr()),
+        rw.getNamedAttr("arrays", rw.getI64IntegerAttr(oplib::matmul_arrays(spec.base, t))),
+    }));
+    rw.setInsertionPoint(op);
+    llvm::SmallVector<Value> args{op.getInput(), op.getGain()};
+    llvm::append_range(args, op.getPacks());  // the program's y_i buffers are the launch's results
+    auto launch = rw.create<npu::LaunchOp>(op.getLoc(), op.getResultTypes(), prog.getSymName(), args);
+    rw.replaceOp(op, launch.getResults());
     return success();
   }
 
@@ -194,23 +276,7 @@ struct TdmaToNpuPass : impl::TdmaToNpuBase<TdmaToNpuPass> {
     if (auto a = op->getAttrOfType<IntegerAttr>("arrays")) spec.arrays = uint32_t(a.getInt());
     auto plan = oplib::block_matmul(spec, t, uint32_t(op.getNBlock()), uint32_t(op.getSlabOut()), uint32_t(op.getSlabIn()));
     if (!plan.ok()) return op.emitError() << "invalid tiling: " << plan.status().message();
-    // The plan's addresses are the allocator's, in the loop's buffer order.
-    llvm::SmallVector<uint32_t> at;
-    for (Value b : op.getBuffers()) {
-      auto a = b.getDefiningOp<tdma::AllocOp>();
-      if (!a.getOffset()) return op.emitError("TCM buffers are not placed: run tdma-allocate-tcm before tdma-to-npu");
-      at.push_back(uint32_t(*a.getOffset()));
-    }
-    size_t i = 0;
-    plan->x_addr = at[i++];
-    plan->y_addr[0] = at[i++];
-    if (spec.double_buffer_out) plan->y_addr[1] = at[i++];
-    plan->w_addr[0] = at[i++];
-    if (spec.double_buffer) plan->w_addr[1] = at[i++];
-    if (spec.wtype != DType::F16) {
-      plan->u_addr[0] = at[i++];
-      if (spec.double_buffer) plan->u_addr[1] = at[i++];
-    }
+    if (failed(placePlan(op, op.getBuffers(), spec, *plan))) return failure();
     auto program = oplib::emit_matmul(spec, *plan, t);
     if (!program.ok()) return op.emitError() << "cannot emit: " << program.status().message();
     program->name = name;
@@ -234,9 +300,9 @@ struct TdmaToNpuPass : impl::TdmaToNpuBase<TdmaToNpuPass> {
         rw.getNamedAttr("arrays", rw.getI64IntegerAttr(tandem::npu::oplib::matmul_arrays(spec, t))),
     }));
     rw.setInsertionPoint(op);
-    auto launch = rw.create<npu::LaunchOp>(op.getLoc(), op.getResult().getType(), prog.getSymName(),
+    auto launch = rw.create<npu::LaunchOp>(op.getLoc(), TypeRange{op.getResult().getType()}, prog.getSymName(),
                                            ValueRange{op.getInput(), op.getPack()});
-    rw.replaceOp(op, launch.getResult());
+    rw.replaceOp(op, launch->getResult(0));
     return success();
   }
 };

@@ -52,7 +52,7 @@ npu.program @two events 1 {
   npu.buffer "y" {bytes = 64 : i64, writable = true}
 }
 func.func @launch(%x: tensor<1x32xf16>, %w: tensor<64xi8>) -> tensor<1x32xf16> {
-  // expected-error @+1 {{binds 3 inputs + 1 output, but @two declares 2 buffers}}
+  // expected-error @+1 {{binds 3 inputs + 1 output(s), but @two declares 2 buffers}}
   %y = npu.launch @two(%x, %w, %x) : (tensor<1x32xf16>, tensor<64xi8>, tensor<1x32xf16>) -> tensor<1x32xf16>
   return %y : tensor<1x32xf16>
 }
@@ -76,4 +76,30 @@ func.func @inplace_type(%r: tensor<1x32xf16>, %c: tensor<4x32xf16>) -> tensor<1x
   // expected-error @+1 {{binds all 2 buffers of @inplace, so it updates the last in place and its result must have the last operand's type}}
   %y = npu.launch @inplace(%r, %c) : (tensor<1x32xf16>, tensor<4x32xf16>) -> tensor<1x32xf16>
   return %y : tensor<1x32xf16>
+}
+
+// -----
+
+// A fused program's outputs are its last buffers: operands + results must cover every buffer.
+npu.program @fused events 1 {
+  npu.buffer "x" {bytes = 64 : i64, writable = false}
+  npu.buffer "y0" {bytes = 64 : i64, writable = true}
+  npu.buffer "y1" {bytes = 64 : i64, writable = true}
+}
+func.func @fused_results(%x: tensor<1x32xf16>) -> tensor<1x32xf16> {
+  // expected-error @+1 {{binds 1 inputs + 3 output(s), but @fused declares 3 buffers}}
+  %y:3 = npu.launch @fused(%x) : (tensor<1x32xf16>) -> (tensor<1x32xf16>, tensor<1x32xf16>, tensor<1x32xf16>)
+  return %y#0 : tensor<1x32xf16>
+}
+
+// -----
+
+npu.program @fused2 events 1 {
+  npu.buffer "x" {bytes = 64 : i64, writable = false}
+  npu.buffer "y0" {bytes = 64 : i64, writable = true}
+}
+func.func @no_results(%x: tensor<1x32xf16>, %y: tensor<1x32xf16>) {
+  // expected-error @+1 {{must have at least one result}}
+  npu.launch @fused2(%x, %y) : (tensor<1x32xf16>, tensor<1x32xf16>) -> ()
+  return
 }

@@ -92,3 +92,66 @@ func.func @vector_chunk(%a: tensor<4x64xf16>, %b: tensor<4x64xf16>) -> tensor<4x
       : tensor<4x64xf16>, tensor<4x64xf16> -> tensor<4x64xf16>
   return %y : tensor<4x64xf16>
 }
+
+// -----
+
+// A fused norm needs the matmul schedule's buffers plus its gain row and scalar slot.
+func.func @norm_linear_buffers(%x: tensor<1x64xf16>, %g: tensor<64xf16>, %p: tensor<8192xi8>) -> tensor<1x64xf16> {
+  %a = tdma.alloc {bytes = 4096 : i64, alignment = 64 : i64, role = "x"} : index
+  %b = tdma.alloc {bytes = 4096 : i64, alignment = 64 : i64, role = "y0"} : index
+  %c = tdma.alloc {bytes = 4096 : i64, alignment = 64 : i64, role = "w0"} : index
+  // expected-error @+1 {{expects 5 TCM buffers for this buffering, got 3}}
+  %y = tdma.norm_linear %x, %g packs(%p) buffers(%a, %b, %c) {eps = 1.0e-05 : f32, format = "f16",
+      order = "activation_stationary", n_block = 32 : i64, slab_out = 1 : i64, slab_in = 1 : i64, double_buffer = false,
+      double_buffer_out = false, est_cycles = 0.0 : f64}
+      : tensor<1x64xf16>, tensor<64xf16>, (tensor<8192xi8>) -> (tensor<1x64xf16>)
+  return %y : tensor<1x64xf16>
+}
+
+// -----
+
+func.func @norm_linear_gain(%x: tensor<1x64xf16>, %g: tensor<32xf16>, %p: tensor<8192xi8>) -> tensor<1x64xf16> {
+  %a = tdma.alloc {bytes = 4096 : i64, alignment = 64 : i64, role = "x"} : index
+  %b = tdma.alloc {bytes = 4096 : i64, alignment = 64 : i64, role = "y0"} : index
+  %c = tdma.alloc {bytes = 4096 : i64, alignment = 64 : i64, role = "w0"} : index
+  %d = tdma.alloc {bytes = 128 : i64, alignment = 64 : i64, role = "gain"} : index
+  %e = tdma.alloc {bytes = 64 : i64, alignment = 64 : i64, role = "norm_scalar"} : index
+  // expected-error @+1 {{gain must be the vector of the row width 64, got 'tensor<32xf16>'}}
+  %y = tdma.norm_linear %x, %g packs(%p) buffers(%a, %b, %c, %d, %e) {eps = 1.0e-05 : f32, format = "f16",
+      order = "activation_stationary", n_block = 32 : i64, slab_out = 1 : i64, slab_in = 1 : i64, double_buffer = false,
+      double_buffer_out = false, est_cycles = 0.0 : f64}
+      : tensor<1x64xf16>, tensor<32xf16>, (tensor<8192xi8>) -> (tensor<1x64xf16>)
+  return %y : tensor<1x64xf16>
+}
+
+// -----
+
+func.func @norm_linear_results(%x: tensor<1x64xf16>, %g: tensor<64xf16>, %p: tensor<8192xi8>) -> tensor<1x64xf16> {
+  %a = tdma.alloc {bytes = 4096 : i64, alignment = 64 : i64, role = "x"} : index
+  %b = tdma.alloc {bytes = 4096 : i64, alignment = 64 : i64, role = "y0"} : index
+  %c = tdma.alloc {bytes = 4096 : i64, alignment = 64 : i64, role = "w0"} : index
+  %d = tdma.alloc {bytes = 128 : i64, alignment = 64 : i64, role = "gain"} : index
+  %e = tdma.alloc {bytes = 64 : i64, alignment = 64 : i64, role = "norm_scalar"} : index
+  // expected-error @+1 {{has 1 packs but 2 results}}
+  %y:2 = tdma.norm_linear %x, %g packs(%p) buffers(%a, %b, %c, %d, %e) {eps = 1.0e-05 : f32, format = "f16",
+      order = "activation_stationary", n_block = 32 : i64, slab_out = 1 : i64, slab_in = 1 : i64, double_buffer = false,
+      double_buffer_out = false, est_cycles = 0.0 : f64}
+      : tensor<1x64xf16>, tensor<64xf16>, (tensor<8192xi8>) -> (tensor<1x64xf16>, tensor<1x64xf16>)
+  return %y#0 : tensor<1x64xf16>
+}
+
+// -----
+
+func.func @norm_linear_rows(%x: tensor<2x64xf16>, %g: tensor<64xf16>, %p: tensor<8192xi8>) -> tensor<1x64xf16> {
+  %a = tdma.alloc {bytes = 4096 : i64, alignment = 64 : i64, role = "x"} : index
+  %b = tdma.alloc {bytes = 4096 : i64, alignment = 64 : i64, role = "y0"} : index
+  %c = tdma.alloc {bytes = 4096 : i64, alignment = 64 : i64, role = "w0"} : index
+  %d = tdma.alloc {bytes = 128 : i64, alignment = 64 : i64, role = "gain"} : index
+  %e = tdma.alloc {bytes = 64 : i64, alignment = 64 : i64, role = "norm_scalar"} : index
+  // expected-error @+1 {{every result must be rank-2 with the input's 2 rows, got 'tensor<1x64xf16>'}}
+  %y = tdma.norm_linear %x, %g packs(%p) buffers(%a, %b, %c, %d, %e) {eps = 1.0e-05 : f32, format = "f16",
+      order = "activation_stationary", n_block = 32 : i64, slab_out = 1 : i64, slab_in = 1 : i64, double_buffer = false,
+      double_buffer_out = false, est_cycles = 0.0 : f64}
+      : tensor<2x64xf16>, tensor<64xf16>, (tensor<8192xi8>) -> (tensor<1x64xf16>)
+  return %y : tensor<1x64xf16>
+}

@@ -11,7 +11,7 @@ namespace tandem::compile_cache {
 
 namespace fs = std::filesystem;
 
-std::string driver_version() { return "tandem-npu-compiler 0.2 (MLIR 19; Program binary v1)"; }
+std::string driver_version() { return "tandem-npu-compiler 0.3 (MLIR 19; Program binary v1)"; }
 
 std::string target_hash(const npu::TargetModel& t) { return sha256_hex(t.fingerprint()); }
 

@@ -54,8 +54,10 @@ std::string Manifest::to_json_text() const {
     } else if (p.kind == "elementwise") {
       e["elementwise"] = {{"op", p.elementwise.op}, {"cols", p.elementwise.cols}, {"eps", p.elementwise.eps}};
     } else {
-      e.update({{"in", p.in}, {"out", p.out}, {"format", p.format}, {"source_quant", p.source_quant}, {"order", p.order},
+      e.update({{"in", p.in}, {"format", p.format}, {"source_quant", p.source_quant}, {"order", p.order},
                 {"double_buffer", p.double_buffer}, {"double_buffer_out", p.double_buffer_out}, {"arrays", p.arrays}});
+      if (p.kind == "norm_linear") e["norm_linear"] = {{"outs", p.norm_linear.outs}, {"eps", p.norm_linear.eps}};
+      else e["out"] = p.out;
     }
     j["programs"].push_back(std::move(e));
   }
@@ -125,6 +127,7 @@ struct Reader {
 };
 
 constexpr uint64_t kMaxDim = 1u << 30;
+constexpr size_t kMaxProjections = 16;  // a norm feeds q/k/v or gate/up: far fewer
 
 }  // namespace
 
@@ -163,15 +166,33 @@ Result<Manifest> Manifest::from_json_text(const std::string& text, const std::st
       p.bytes = r.count(o, path, "bytes", uint64_t(1) << 40);
       p.kind = r.str(o, path, "kind");
       p.rows = uint32_t(r.count(o, path, "rows", kMaxDim));
-      if (p.kind == "matmul") {
+      if (p.kind == "matmul" || p.kind == "norm_linear") {
         p.in = uint32_t(r.count(o, path, "in", kMaxDim));
-        p.out = uint32_t(r.count(o, path, "out", kMaxDim));
+        if (p.kind == "matmul") p.out = uint32_t(r.count(o, path, "out", kMaxDim));
         p.format = r.str(o, path, "format");
         p.source_quant = r.str(o, path, "source_quant");
         p.order = r.str(o, path, "order");
         p.double_buffer = r.flag(o, path, "double_buffer");
         p.double_buffer_out = r.flag(o, path, "double_buffer_out");
         p.arrays = uint32_t(r.count(o, path, "arrays", 4096));
+        const json* nl = p.kind == "norm_linear" ? r.field(o, path, "norm_linear") : nullptr;
+        if (nl) {
+          const std::string np = path + "norm_linear.";
+          if (const json* outs = r.array(*nl, np, "outs")) {
+            if (r.error.ok() && (outs->empty() || outs->size() > kMaxProjections))
+              return InvalidArgument(file + ": field '" + np + "outs' must list 1.." + std::to_string(kMaxProjections) +
+                                     " projections, got " + std::to_string(outs->size()));
+            for (size_t k = 0; k < outs->size() && r.error.ok(); ++k) {
+              if (!(*outs)[k].is_number_unsigned() || (*outs)[k].get<uint64_t>() == 0 || (*outs)[k].get<uint64_t>() > kMaxDim)
+                return InvalidArgument(file + ": field '" + np + "outs[" + std::to_string(k) +
+                                       "]' must be a positive dimension, got " + (*outs)[k].dump());
+              p.norm_linear.outs.push_back(uint32_t((*outs)[k].get<uint64_t>()));
+            }
+          }
+          p.norm_linear.eps = r.num(*nl, np, "eps");
+          if (r.error.ok() && !(p.norm_linear.eps > 0))
+            return InvalidArgument(file + ": field '" + np + "eps' must be > 0, got " + std::to_string(p.norm_linear.eps));
+        }
       } else if (p.kind == "kv_append") {
         if (const json* kv = r.field(o, path, "kv")) {
           const std::string kp = path + "kv.";
@@ -194,7 +215,7 @@ Result<Manifest> Manifest::from_json_text(const std::string& text, const std::st
             return InvalidArgument(file + ": field '" + ep + "op' must be rmsnorm, swiglu or add, got '" + p.elementwise.op + "'");
         }
       } else if (r.error.ok()) {
-        return InvalidArgument(file + ": field '" + path + "kind' must be matmul, kv_append or elementwise, got '" + p.kind + "'");
+        return InvalidArgument(file + ": field '" + path + "kind' must be matmul, kv_append, elementwise or norm_linear, got '" + p.kind + "'");
       }
       p.est_cycles = r.num(o, path, "est_cycles");
       p.max_error_ratio = r.num(o, path, "max_error_ratio");

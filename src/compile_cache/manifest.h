@@ -36,9 +36,17 @@ struct ElementwiseEntry {
   double eps = 0;
 };
 
+// A fused rmsnorm -> projections program's projections (npu/oplib/norm_linear.h).
+struct NormLinearEntry {
+  std::vector<uint32_t> outs;  // each projection's out dim
+  double eps = 0;
+};
+
 // One program file. kind "matmul": x [rows, in] by a `format` weight pack -> y [rows, out];
 // kind "kv_append": `rows` new tokens into a cache of `kv`'s geometry; kind "elementwise":
-// `elementwise.op` over [rows, elementwise.cols] (the matmul fields unused by the other kinds).
+// `elementwise.op` over [rows, elementwise.cols]; kind "norm_linear": rmsnorm of x [rows, in],
+// then one `format` pack per norm_linear.outs (the matmul fields but `out`). Fields a kind does
+// not name stay unused.
 struct ProgramEntry {
   std::string name;          // unique in the cache
   std::string file;          // relative to the cache directory (binary Program format)
@@ -47,6 +55,7 @@ struct ProgramEntry {
   std::string kind = "matmul";
   KvEntry kv;                // kind kv_append
   ElementwiseEntry elementwise;  // kind elementwise
+  NormLinearEntry norm_linear;   // kind norm_linear
   uint32_t rows = 0, in = 0, out = 0;
   std::string format;        // pack format: f16, q8_0, q4_0
   std::string source_quant;  // the weight's storage format
@@ -75,7 +84,7 @@ struct VariantEntry {
 };
 
 struct Manifest {
-  int format_version = 2;  // 2: programs have a kind (matmul, kv_append, elementwise)
+  int format_version = 2;  // 2: programs have a kind (matmul, kv_append, elementwise, norm_linear)
   CacheKey key;
   std::string model_name, target_name;
   std::vector<uint32_t> buckets;

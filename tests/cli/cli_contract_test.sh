@@ -121,12 +121,18 @@ if "$TANDEM" compile --help >/dev/null 2>&1; then
   cj=$("$TANDEM" compile -m "$Q" --buckets 4,8 --power-levels max,1.5W --json -o "$CC")
   check "compile json" bash -c "grep -q '\"variants\":6' <<<'$cj' && grep -q '\"programs_compiled\":84' <<<'$cj'"
   check "compile manifest" python3 -c "import json,sys; m=json.load(open('$CC/manifest.json')); sys.exit(0 if len(m['programs'])>0 and all(len(p['sha256'])==64 and p['max_error_ratio']<=1 for p in m['programs']) else 1)"
+  # --fuse-clusters: each norm and the linears of its cluster reading it as one validated program.
+  FC="$WORK/fused"
+  fj=$("$TANDEM" compile -m "$Q" --buckets 4,8 --fuse-clusters --json -o "$FC")
+  check "compile --fuse-clusters json" python3 -c "import json,sys; j=json.loads(sys.argv[1]); sys.exit(0 if j['fused_programs']>0 and j['programs_compiled']<42 else 1)" "$fj"
+  check "fused programs validated" python3 -c "import json,sys; m=json.load(open('$FC/manifest.json')); f=[p for p in m['programs'] if p['kind']=='norm_linear']; sys.exit(0 if f and all(0<=p['max_error_ratio']<=1 and len(p['norm_linear']['outs'])>=2 for p in f) else 1)"
   check "compile table" bash -c "\"$TANDEM\" compile --model-preset test-small --buckets 16 --no-validate -o '$WORK/cache2' | grep -q '^| prefill |    16 |'"
   run_ids() { "$TANDEM" run -m "$Q" --devices opencl,npu --strategy npu-only --standard-lengths 4,8 --prompt-ids "1 2 3 4 5 6 7" -n 6 --ids --temp 0 "$@" 2>/dev/null; }
   if "$TANDEM" devices 2>/dev/null | grep -q "opencl.*yes"; then
     lib=$(run_ids); cc=$(run_ids --npu-cache "$CC")
     check "npu cache: same tokens as the library" [ -n "$lib" ] && [ "$lib" = "$cc" ]
     check "npu cache used" bash -c "\"$TANDEM\" run -m '$Q' --devices opencl,npu --strategy npu-only --standard-lengths 4,8 --prompt-ids '1 2 3' -n 2 --npu-cache '$CC' -v 2>&1 | grep -Eq '\\(([1-9][0-9]*) compiled, from the compile cache'"
+    check "fused cache: same tokens (fused ops from the library)" [ -n "$lib" ] && [ "$lib" = "$(run_ids --npu-cache "$FC")" ]
     check "npu cache at 1.5W: same tokens" [ -n "$lib" ] && [ "$lib" = "$(run_ids --npu-cache "$CC" --npu-power-level 1.5W)" ]
     check "npu power level unknown" one_line_error "no variants at power level '9W' (the cache has: max, 1.5W)" "$TANDEM" run -m "$Q" --devices opencl,npu --prompt-ids "1 2" -n 1 --npu-cache "$CC" --npu-power-level 9W
     cp -r "$CC" "$WORK/tampered"; f=$(ls "$WORK"/tampered/programs/mm*.tnpu | head -1)  # a matmul: the runtime loads those

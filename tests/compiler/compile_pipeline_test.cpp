@@ -9,6 +9,7 @@
 #include "npu/oplib/elementwise_check.h"
 #include "npu/oplib/kv_cache.h"
 #include "npu/oplib/matmul_check.h"
+#include "npu/oplib/norm_linear_check.h"
 #include "npu/target_model.h"
 
 namespace tandem::compiler {
@@ -216,6 +217,68 @@ TEST(CompilePipeline, RowOpsMatchTheReference) {
       }
     }
   }
+}
+
+// rmsnorm -> two q4_0 projections of the normalized rows (q: 256, k: 128 outputs).
+std::string norm_and_projections(int rows, bool norm_also_added) {
+  const std::string x = "tensor<" + std::to_string(rows) + "x256xf16>";
+  const std::string q = "tensor<" + std::to_string(rows) + "x256xf16>", k = "tensor<" + std::to_string(rows) + "x128xf16>";
+  std::string t = "func.func @f(%x: " + x + ", %g: tensor<256xf16>, %wq: tensor<256x256xf16>, %wk: tensor<128x256xf16>) -> (" +
+                  q + ", " + k + ") {\n  %n = llm.rmsnorm %x, %g {eps = 1.0e-05 : f32} : " + x + ", tensor<256xf16>\n" +
+                  "  %q = llm.linear %n, %wq {quant = \"q4_0\"} : " + x + ", tensor<256x256xf16> -> " + q + "\n" +
+                  "  %k = llm.linear %n, %wk {quant = \"q4_0\"} : " + x + ", tensor<128x256xf16> -> " + k + "\n";
+  if (norm_also_added) {
+    t += "  %r = llm.add %q, %n : " + q + "\n  return %r, %k : " + q + ", " + k + "\n}\n";
+  } else {
+    t += "  return %q, %k : " + q + ", " + k + "\n}\n";
+  }
+  return t;
+}
+
+TEST(CompilePipeline, FusedNormAndProjectionsMatchTheReference) {
+  for (int rows : {1, 48}) {
+    SCOPED_TRACE(std::to_string(rows) + " rows");
+    CompileOptions o;
+    o.fuse = true;
+    auto m = compile_mlir(norm_and_projections(rows, false), o);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    ASSERT_EQ(m->programs.size(), 1u);  // the norm and both projections in one program
+    const CompiledProgram& p = m->programs[0];
+    ASSERT_EQ(p.kind, CompiledProgram::Kind::kNormLinear);
+    EXPECT_EQ(p.norm_linear.outs, (std::vector<uint32_t>{256, 128}));
+    EXPECT_EQ(p.norm_linear.base.n, uint32_t(rows));
+    EXPECT_EQ(p.norm_linear.base.in, 256u);
+    EXPECT_FLOAT_EQ(p.norm_linear.eps, 1e-5f);
+    EXPECT_EQ(p.source_quant, "q4_0");
+    for (uint32_t valid : {uint32_t(rows), 1u}) {
+      auto c = npu::oplib::check_norm_linear_program(p.program, p.norm_linear, DType::Q4_0, valid, 5 + valid, target());
+      ASSERT_TRUE(c.ok()) << c.status().message();
+      EXPECT_TRUE(c->ok()) << c->failures << " outputs over tolerance (max ratio " << c->max_error_ratio << ")";
+      EXPECT_EQ(c->outputs_checked, uint64_t(valid) * (256 + 128));
+    }
+    // The fused schedule's price tells the timed executor's story, as a single matmul's does.
+    npu::Executor ex(target());
+    auto rep = ex.run(p.program, {false, true});
+    ASSERT_TRUE(rep.ok()) << rep.status().message();
+    EXPECT_GT(p.est_cycles / rep->total_cycles, 0.7) << p.est_cycles << " vs " << rep->total_cycles;
+    EXPECT_LT(p.est_cycles / rep->total_cycles, 1.3) << p.est_cycles << " vs " << rep->total_cycles;
+
+    // Unfused, the same graph is a row program and two matmuls.
+    auto apart = compile_mlir(norm_and_projections(rows, false), {});
+    ASSERT_TRUE(apart.ok()) << apart.status().message();
+    ASSERT_EQ(apart->programs.size(), 3u);
+    EXPECT_EQ(apart->programs[0].kind, CompiledProgram::Kind::kElementwise);
+  }
+}
+
+TEST(CompilePipeline, NormReadByANonLinearStaysApart) {
+  // The normalized rows are needed in DDR by the add: fusing would lose them.
+  CompileOptions o;
+  o.fuse = true;
+  auto m = compile_mlir(norm_and_projections(16, true), o);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  for (const CompiledProgram& p : m->programs) EXPECT_NE(p.kind, CompiledProgram::Kind::kNormLinear);
+  EXPECT_EQ(m->programs.size(), 4u);
 }
 
 TEST(CompilePipeline, ErrorsCarryLocations) {

@@ -1,5 +1,5 @@
 // `tandem compile (-m MODEL | --model-preset NAME) [--target T.json] [--buckets auto|LIST]
-//  [--lengths DIST] [--power-levels LIST] [--precisions LIST] -o CACHE_DIR`: the NPU variant set
+//  [--lengths DIST] [--power-levels LIST] [--precisions LIST] [--fuse-clusters] -o CACHE_DIR`: the NPU variant set
 // of a model's decoder layer through the MLIR compiler, validated, into a compile cache.
 #include <algorithm>
 #include <cstdio>
@@ -58,7 +58,7 @@ Command add_compile(CLI::App& app) {
     std::string model, preset, target, buckets = "auto", lengths = "heavy-tail", power = "max", precisions, out;
     int bucket_count = 6;
     int validate_rows = 4;
-    bool no_validate = false, no_decode = false, json = false, report = false;
+    bool no_validate = false, no_decode = false, json = false, report = false, fuse = false;
     int report_rows = 512;
   };
   auto o = std::make_shared<Opts>();
@@ -75,6 +75,9 @@ Command add_compile(CLI::App& app) {
   sub->add_option("--validate-rows", o->validate_rows, "rows per edge check compared with the reference")->capture_default_str();
   sub->add_flag("--no-validate", o->no_validate, "skip the differential validation");
   sub->add_flag("--no-decode", o->no_decode, "prefill variants only");
+  sub->add_flag("--fuse-clusters", o->fuse,
+                "emit each rmsnorm and the linears of its fusion cluster as one program (norm_linear); "
+                "tandem run binds per-op programs, so it builds those ops itself");
   sub->add_flag("--json", o->json, "print the summary as JSON");
   sub->add_flag("--report", o->report,
                 "instead of compiling: EdgeLLM-MLIR's tables on this compiler's cost model (TCM 4/8/16/32 MB, "
@@ -120,6 +123,7 @@ Command add_compile(CLI::App& app) {
             vo.decode = !o->no_decode;
             vo.validate = !o->no_validate;
             vo.validate_rows = uint32_t(o->validate_rows);
+            vo.fuse_clusters = o->fuse;
             vo.precisions = split(o->precisions.empty() ? default_precision : o->precisions);
             TANDEM_ASSIGN_OR_RETURN(vo.power_levels, compiler::parse_power_levels(o->power));
             if (o->buckets == "auto") {
@@ -138,12 +142,15 @@ Command add_compile(CLI::App& app) {
                                     compiler::compile_variant_set(model->config(), id, t, vo,
                                                                   [&](size_t done, size_t total) { bar.update(double(done) / double(total)); }));
             const auto& man = rep.manifest;
+            const size_t fused = size_t(std::count_if(man.programs.begin(), man.programs.end(),
+                                                      [](const auto& p) { return p.kind == "norm_linear"; }));
             if (o->json) {
               nlohmann::json j = {{"cache", o->out},           {"model", man.model_name},
                                   {"target", man.target_name}, {"buckets", man.buckets},
                                   {"variants", man.variants.size()}, {"programs_compiled", rep.programs_compiled},
                                   {"programs_stored", rep.programs_stored}, {"compile_seconds", rep.compile_seconds},
                                   {"validate_seconds", rep.validate_seconds}, {"worst_error_ratio", rep.worst_error_ratio},
+                                  {"fused_programs", fused},
                                   {"key_digest", man.key.digest()}};
               std::cout << j.dump() << "\n";
               return Status::Ok();
@@ -174,6 +181,7 @@ Command add_compile(CLI::App& app) {
               std::printf("| %-7s | %5u | %-6s | %-9s | %8zu | %13.3f | %9.2f | %s\n", v.phase.c_str(), v.rows, v.power_level.c_str(),
                           v.precision.c_str(), v.programs.size(), v.est_seconds * 1e3, v.compile_seconds, fb.c_str());
             }
+            if (fused > 0) std::printf("%zu distinct fused programs (rmsnorm + the linears reading it)\n", fused);
             std::printf("%zu variants, %zu programs (%zu distinct files); compile %.1f s, validation %.1f s (worst error %.3f of threshold)\n",
                         man.variants.size(), rep.programs_compiled, rep.programs_stored, rep.compile_seconds, rep.validate_seconds,
                         rep.worst_error_ratio);

@@ -90,11 +90,12 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection& symbols) {
   int64_t buffers = 0;
   for (Operation& op : prog.getBody().front())
     if (llvm::isa<BufferOp>(op)) ++buffers;
-  const int64_t args = int64_t(getArgs().size());
-  if (args + 1 != buffers && args != buffers)
-    return emitOpError() << "binds " << args << " inputs + 1 output, but " << getProgramAttr() << " declares "
-                         << buffers << " buffers";
-  if (args == buffers && (args == 0 || getArgs().back().getType() != getResult().getType()))
+  const int64_t args = int64_t(getArgs().size()), results = int64_t(getResults().size());
+  if (results == 0) return emitOpError("must have at least one result");
+  if (args + results != buffers && !(args == buffers && results == 1))
+    return emitOpError() << "binds " << args << " inputs + " << results << " output(s), but " << getProgramAttr()
+                         << " declares " << buffers << " buffers";
+  if (args == buffers && (args == 0 || getArgs().back().getType() != getResults().front().getType()))
     return emitOpError() << "binds all " << buffers << " buffers of " << getProgramAttr()
                          << ", so it updates the last in place and its result must have the last operand's type";
   return success();

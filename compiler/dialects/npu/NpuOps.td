@@ -151,20 +151,23 @@ def Npu_BarrierOp : Npu_Op<"barrier", [HasParent<"ProgramOp">]> {
 def Npu_LaunchOp : Npu_Op<"launch", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "run an npu.program with DDR tensors bound to its buffers in order";
   let description = [{
-    The operands bind the program's buffers in declaration order; the result is the program's
-    last buffer (its writable output). A program of N buffers takes N - 1 operands (the last
-    buffer is a fresh output) or N (the last buffer is updated in place, as a KV append updates
-    its cache; the result is its new value and has the last operand's type).
+    The operands bind the program's buffers in declaration order; the results are its last
+    buffers (fresh writable outputs). A program of N buffers takes N - R operands for R results
+    (a fused cluster has one output per projection) or N operands and one result (the last buffer
+    is updated in place, as a KV append updates its cache; the result is its new value and has
+    the last operand's type).
 
     Example:
     ```mlir
     %y = npu.launch @mm(%x, %pack) : (tensor<1x128xf16>, tensor<18432xi8>) -> tensor<1x256xf16>
     %c2 = npu.launch @kv(%k, %c) : (tensor<64x128xf16>, tensor<512x128xf16>) -> tensor<512x128xf16>
+    %q, %k = npu.launch @nl(%x, %g, %pq, %pk) : (tensor<64x256xf16>, tensor<256xf16>, tensor<131072xi8>,
+        tensor<65536xi8>) -> (tensor<64x256xf16>, tensor<64x128xf16>)
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$program, Variadic<AnyRankedTensor>:$args);
-  let results = (outs AnyRankedTensor:$result);
-  let assemblyFormat = "$program `(` $args `)` attr-dict `:` functional-type($args, $result)";
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = "$program `(` $args `)` attr-dict `:` functional-type($args, $results)";
 }
 
 #endif  // TANDEM_NPU_OPS_TD

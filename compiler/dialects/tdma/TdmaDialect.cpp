@@ -34,27 +34,66 @@ LogicalResult AllocOp::verify() {
   return success();
 }
 
+namespace {
+
+// TCM buffers of the tiled matmul schedule: x, the output panel(s), the weight slab(s) and, for a
+// quantized format, the unpacked slab(s).
+unsigned matmulBufferCount(StringRef format, bool doubleBuffer, bool doubleBufferOut) {
+  const unsigned w = doubleBuffer ? 2 : 1;
+  return 1 + (doubleBufferOut ? 2 : 1) + w + (format == "f16" ? 0 : w);
+}
+
+// What tdma.matmul_tiles and tdma.norm_linear share: format, order, blocking, buffers.
+LogicalResult verifyMatmulSchedule(Operation* op, StringRef format, StringRef order, int64_t nBlock, int64_t slabOut,
+                                   int64_t slabIn, ValueRange buffers, unsigned expected) {
+  if (format != "f16" && format != "q8_0" && format != "q4_0")
+    return op->emitOpError() << "unknown format \"" << format << "\"";
+  if (order != "weight_stationary" && order != "activation_stationary")
+    return op->emitOpError() << "unknown order \"" << order << "\"";
+  if (nBlock <= 0 || slabOut <= 0 || slabIn <= 0) return op->emitOpError("n_block, slab_out and slab_in must be positive");
+  if (buffers.size() != expected)
+    return op->emitOpError() << "expects " << expected << " TCM buffers for this buffering, got " << buffers.size();
+  for (Value b : buffers)
+    if (!b.getDefiningOp<AllocOp>()) return op->emitOpError("every buffer must come from tdma.alloc");
+  return success();
+}
+
+}  // namespace
+
 unsigned MatmulTilesOp::expectedBufferCount() {
-  const unsigned w = getDoubleBuffer() ? 2 : 1;
-  return 1 + (getDoubleBufferOut() ? 2 : 1) + w + (getFormat() == "f16" ? 0 : w);
+  return matmulBufferCount(getFormat(), getDoubleBuffer(), getDoubleBufferOut());
 }
 
 LogicalResult MatmulTilesOp::verify() {
-  if (getFormat() != "f16" && getFormat() != "q8_0" && getFormat() != "q4_0")
-    return emitOpError() << "unknown format \"" << getFormat() << "\"";
-  if (getOrder() != "weight_stationary" && getOrder() != "activation_stationary")
-    return emitOpError() << "unknown order \"" << getOrder() << "\"";
-  if (int64_t(getNBlock()) <= 0 || int64_t(getSlabOut()) <= 0 || int64_t(getSlabIn()) <= 0)
-    return emitOpError("n_block, slab_out and slab_in must be positive");
-  if (getBuffers().size() != expectedBufferCount())
-    return emitOpError() << "expects " << expectedBufferCount() << " TCM buffers for this buffering, got "
-                         << getBuffers().size();
-  for (Value b : getBuffers())
-    if (!b.getDefiningOp<AllocOp>()) return emitOpError("every buffer must come from tdma.alloc");
+  if (failed(verifyMatmulSchedule(*this, getFormat(), getOrder(), int64_t(getNBlock()), int64_t(getSlabOut()),
+                                  int64_t(getSlabIn()), getBuffers(), expectedBufferCount())))
+    return failure();
   auto x = llvm::cast<RankedTensorType>(getInput().getType());
   auto y = llvm::cast<RankedTensorType>(getResult().getType());
   if (x.getRank() != 2 || y.getRank() != 2 || x.getDimSize(0) != y.getDimSize(0))
     return emitOpError("input and result must be rank-2 with the same rows");
+  return success();
+}
+
+LogicalResult NormLinearOp::verify() {
+  const unsigned expected = matmulBufferCount(getFormat(), getDoubleBuffer(), getDoubleBufferOut()) + 2;
+  if (failed(verifyMatmulSchedule(*this, getFormat(), getOrder(), int64_t(getNBlock()), int64_t(getSlabOut()),
+                                  int64_t(getSlabIn()), getBuffers(), expected)))
+    return failure();
+  if (getPacks().empty()) return emitOpError("needs at least one projection");
+  if (getPacks().size() != getResults().size())
+    return emitOpError() << "has " << getPacks().size() << " packs but " << getResults().size() << " results";
+  auto x = llvm::cast<RankedTensorType>(getInput().getType());
+  auto g = llvm::cast<RankedTensorType>(getGain().getType());
+  if (x.getRank() != 2 || !x.hasStaticShape()) return emitOpError() << "input must be a static rank-2 tensor, got " << x;
+  if (g.getRank() != 1 || g.getDimSize(0) != x.getDimSize(1))
+    return emitOpError() << "gain must be the vector of the row width " << x.getDimSize(1) << ", got " << g;
+  for (Value r : getResults()) {
+    auto y = llvm::cast<RankedTensorType>(r.getType());
+    if (y.getRank() != 2 || y.getDimSize(0) != x.getDimSize(0))
+      return emitOpError() << "every result must be rank-2 with the input's " << x.getDimSize(0) << " rows, got " << y;
+  }
+  if (!(getEps().convertToDouble() > 0)) return emitOpError("eps must be > 0");
   return success();
 }
 

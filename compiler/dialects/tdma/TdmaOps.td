@@ -76,6 +76,38 @@ def Tdma_MatmulTilesOp : Tdma_Op<"matmul_tiles"> {
   }];
 }
 
+def Tdma_NormLinearOp : Tdma_Op<"norm_linear", [AttrSizedOperandSegments]> {
+  let summary = "a fused cluster: rmsnorm of the resident X in TCM, then every projection's tiled matmul over it";
+  let description = [{
+    Y_i[M, N_i] = rmsnorm(X, gain) . W_i^T for each pack W_i. Each n-block of X is loaded once and
+    normalized in place in TCM on the vector unit; the projections' weight slabs then stream past
+    it one projection after the other (the tdma.matmul_tiles schedule, its blocking and buffering
+    attributes, sized for the widest projection). The normalized rows never return to DDR and X
+    is read once, not once per projection: what fusing a norm with the linears that read it buys.
+
+    Buffers, in order: those of tdma.matmul_tiles (x, y0 [, y1], w0 [, w1] [, u0 [, u1]]), then
+    the gain row and the scalar slot of the norm.
+
+    Example:
+    ```mlir
+    %q, %k = tdma.norm_linear %x, %g packs(%pq, %pk) buffers(%bx, %by0, %by1, %bw0, %bw1, %bg, %bs)
+        {eps = 1.0e-05 : f32, format = "f16", order = "activation_stationary", n_block = 64 : i64,
+         slab_out = 8 : i64, slab_in = 8 : i64, double_buffer = true, double_buffer_out = true,
+         est_cycles = 1.0e+04 : f64}
+        : tensor<64x256xf16>, tensor<256xf16>, (tensor<131072xi8>, tensor<65536xi8>) -> (tensor<64x256xf16>, tensor<64x128xf16>)
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F16]>:$input, RankedTensorOf<[F16]>:$gain, Variadic<RankedTensorOf<[I8]>>:$packs,
+                       Variadic<Index>:$buffers, F32Attr:$eps, StrAttr:$format, StrAttr:$order, I64Attr:$n_block,
+                       I64Attr:$slab_out, I64Attr:$slab_in, BoolAttr:$double_buffer, BoolAttr:$double_buffer_out,
+                       F64Attr:$est_cycles);
+  let results = (outs Variadic<RankedTensorOf<[F16]>>:$results);
+  let assemblyFormat = [{
+    $input `,` $gain `packs` `(` $packs `)` `buffers` `(` $buffers `)` attr-dict `:` type($input) `,` type($gain) `,`
+    `(` type($packs) `)` `->` `(` type($results) `)`
+  }];
+}
+
 def Tdma_VectorRowsOp : Tdma_Op<"vector_rows"> {
   let summary = "an elementwise op over rows, chunked through one TCM region on the vector unit";
   let description = [{

@@ -57,6 +57,7 @@ struct MatmulPlan {
   uint32_t kc = 0;                              // in-tiles per slab
   uint32_t wtile_bytes = 0;                     // bytes of one packed weight tile
   uint32_t x_addr = 0, x_pitch = 0, y_addr[2] = {}, w_addr[2] = {}, u_addr[2] = {};
+  uint32_t g_addr = 0, s_addr = 0;  // norm_linear.h only: the prologue's gain row and scalar slot
   uint64_t tcm_used = 0;
   uint64_t steps = 0;  // weight slabs streamed in total
   std::string describe() const;

@@ -4,7 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
+#include <vector>
 
+#include "core/half.h"
 #include "core/status.h"
 #include "npu/oplib/matmul.h"
 #include "npu/program.h"
@@ -18,6 +21,18 @@ struct MatmulCheck {
   bool padding_untouched = true;  // rows past valid_rows produced zeros (padding rows are zero input)
   bool ok() const { return failures == 0 && padding_untouched; }
 };
+
+// Random N(0, 0.5) weights stored as `out` GGUF rows of `source` (f16, q8_0, q4_0); `deq` gets what
+// those rows mean ([out][in] floats, after the format's rounding).
+Result<std::vector<uint8_t>> random_weight_rows(DType source, uint32_t out, uint32_t in, std::mt19937_64& rng,
+                                                std::vector<float>& deq);
+
+// Compares y [n][out] with x [n][in] (the exact inputs the arrays saw, as doubles) times deq^T;
+// tolerance as check_matmul_program's plus `extra_roundings` fp16 roundings of the sum of
+// |products|. Rows past valid_rows must be zero. Accumulates into c.
+void compare_with_reference(const std::vector<fp16_t>& y, const std::vector<double>& x, const std::vector<float>& deq,
+                            uint32_t n, uint32_t in, uint32_t out, uint32_t valid_rows, uint32_t max_rows_checked,
+                            double extra_roundings, MatmulCheck& c);
 
 // `program` computes spec (x [spec.n, spec.in] fp16, weight pack of spec.wtype, y [spec.n, spec.out]);
 // the weights are random in `source` format (packed with pack_weights_from). The first
