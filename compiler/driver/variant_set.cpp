@@ -60,21 +60,28 @@ Result<double> validate_at_bucket_edges(const CompiledProgram& p, const VariantS
   return validated[key] = worst;
 }
 
+// The manifest fields of a matmul schedule (a plain matmul's or a fused program's).
+compile_cache::ProgramEntry schedule_entry(const npu::oplib::MatmulSpec& spec, const CompiledProgram& p,
+                                           const npu::TargetModel& target) {
+  compile_cache::ProgramEntry e;
+  e.rows = spec.n;
+  e.in = spec.in;
+  e.format = std::string(dtype_name(spec.wtype));
+  e.source_quant = p.source_quant;
+  e.order = order_name(spec.order);
+  e.double_buffer = spec.double_buffer;
+  e.double_buffer_out = spec.double_buffer_out;
+  e.arrays = npu::oplib::matmul_arrays(spec, target);
+  e.est_cycles = p.est_cycles;
+  return e;
+}
+
 // A matmul's manifest entry, validated at the bucket edges.
 Result<compile_cache::ProgramEntry> matmul_entry(CompiledProgram& p, const npu::TargetModel& target,
                                                  const VariantSetOptions& o, const std::string& phase, uint32_t rows,
                                                  uint64_t seed, std::map<std::string, double>& validated) {
-  compile_cache::ProgramEntry e;
-  e.rows = p.spec.n;
-  e.in = p.spec.in;
+  compile_cache::ProgramEntry e = schedule_entry(p.spec, p, target);
   e.out = p.spec.out;
-  e.format = std::string(dtype_name(p.spec.wtype));
-  e.source_quant = p.source_quant;
-  e.order = order_name(p.spec.order);
-  e.double_buffer = p.spec.double_buffer;
-  e.double_buffer_out = p.spec.double_buffer_out;
-  e.arrays = npu::oplib::matmul_arrays(p.spec, target);
-  e.est_cycles = p.est_cycles;
   p.program.name = "mm" + std::to_string(p.spec.n) + "_" + std::to_string(p.spec.out) + "x" + std::to_string(p.spec.in) +
                    "_" + e.format + "_from_" + p.source_quant;
   TANDEM_ASSIGN_OR_RETURN(e.max_error_ratio, validate_at_bucket_edges(p, o, phase, rows, validated, [&](uint32_t valid) {
@@ -90,18 +97,9 @@ Result<compile_cache::ProgramEntry> norm_linear_entry(CompiledProgram& p, const 
                                                       const VariantSetOptions& o, const std::string& phase, uint32_t rows,
                                                       uint64_t seed, std::map<std::string, double>& validated) {
   const npu::oplib::NormLinearSpec& s = p.norm_linear;
-  compile_cache::ProgramEntry e;
+  compile_cache::ProgramEntry e = schedule_entry(s.base, p, target);
   e.kind = "norm_linear";
-  e.rows = s.base.n;
-  e.in = s.base.in;
   e.norm_linear = {s.outs, double(s.eps)};
-  e.format = std::string(dtype_name(s.base.wtype));
-  e.source_quant = p.source_quant;
-  e.order = order_name(s.base.order);
-  e.double_buffer = s.base.double_buffer;
-  e.double_buffer_out = s.base.double_buffer_out;
-  e.arrays = npu::oplib::matmul_arrays(s.base, target);
-  e.est_cycles = p.est_cycles;
   p.program.name = "norm_mm" + std::to_string(s.base.n) + "_in" + std::to_string(s.base.in);
   for (uint32_t out : s.outs) p.program.name += "_" + std::to_string(out);
   p.program.name += "_" + e.format + "_from_" + p.source_quant;

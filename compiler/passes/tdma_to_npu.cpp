@@ -81,6 +81,19 @@ struct TdmaToNpuPass : impl::TdmaToNpuBase<TdmaToNpuPass> {
     for (tdma::AllocOp a : allocs) rw.eraseOp(a);
   }
 
+  // Names, checks against the device and appends an emitted program to the module (the symbol
+  // table renames it on a clash; launches use the final name).
+  FailureOr<npu::ProgramOp> addProgram(Operation* op, tandem::npu::Program& program, const std::string& name,
+                                       const tandem::npu::TargetModel& t, IRRewriter& rw, SymbolTable& symbols) {
+    program.name = name;
+    if (auto st = tandem::npu::verify(program, t); !st.ok())
+      return op->emitError() << "emitted program fails the device check: " << st.message();
+    rw.setInsertionPointToEnd(getOperation().getBody());
+    npu::ProgramOp prog = npu::buildProgramOp(rw, op->getLoc(), program);
+    symbols.insert(prog);
+    return prog;
+  }
+
   // The operator library's row program inside the region the allocator placed.
   LogicalResult lowerVector(tdma::VectorRowsOp op, const std::string& name, const tandem::npu::TargetModel& t,
                             IRRewriter& rw, SymbolTable& symbols) {
@@ -92,12 +105,9 @@ struct TdmaToNpuPass : impl::TdmaToNpuBase<TdmaToNpuPass> {
         elt, uint32_t(a.getDimSize(0)), uint32_t(a.getDimSize(1)), t, float(op.getEps().convertToDouble()),
         {uint32_t(*region.getOffset()), uint64_t(region.getBytes())});
     if (!program.ok()) return op.emitError() << "cannot emit: " << program.status().message();
-    program->name = name;
-    if (auto st = tandem::npu::verify(*program, t); !st.ok())
-      return op.emitError() << "emitted program fails the device check: " << st.message();
-    rw.setInsertionPointToEnd(getOperation().getBody());
-    npu::ProgramOp prog = npu::buildProgramOp(rw, op.getLoc(), *program);
-    symbols.insert(prog);
+    auto placed = addProgram(op, *program, name, t, rw, symbols);
+    if (failed(placed)) return failure();
+    npu::ProgramOp prog = *placed;
     prog->setAttr("tandem.elementwise", rw.getDictionaryAttr({
         rw.getNamedAttr("op", op.getOpAttr()),
         rw.getNamedAttr("rows", rw.getI64IntegerAttr(a.getDimSize(0))),
@@ -241,12 +251,9 @@ struct TdmaToNpuPass : impl::TdmaToNpuBase<TdmaToNpuPass> {
     if (failed(placePlan(op, op.getBuffers(), spec.base, *plan))) return failure();
     auto program = oplib::emit_norm_linear(spec, *plan, t);
     if (!program.ok()) return op.emitError() << "cannot emit: " << program.status().message();
-    program->name = name;
-    if (auto st = tandem::npu::verify(*program, t); !st.ok())
-      return op.emitError() << "emitted program fails the device check: " << st.message();
-    rw.setInsertionPointToEnd(getOperation().getBody());
-    npu::ProgramOp prog = npu::buildProgramOp(rw, op.getLoc(), *program);
-    symbols.insert(prog);
+    auto placed = addProgram(op, *program, name, t, rw, symbols);
+    if (failed(placed)) return failure();
+    npu::ProgramOp prog = *placed;
     prog->setAttr("tandem.norm_linear", rw.getDictionaryAttr({
         rw.getNamedAttr("rows", rw.getI64IntegerAttr(spec.base.n)),
         rw.getNamedAttr("in", rw.getI64IntegerAttr(spec.base.in)),
@@ -279,14 +286,9 @@ struct TdmaToNpuPass : impl::TdmaToNpuBase<TdmaToNpuPass> {
     if (failed(placePlan(op, op.getBuffers(), spec, *plan))) return failure();
     auto program = oplib::emit_matmul(spec, *plan, t);
     if (!program.ok()) return op.emitError() << "cannot emit: " << program.status().message();
-    program->name = name;
-    if (auto st = tandem::npu::verify(*program, t); !st.ok())
-      return op.emitError() << "emitted program fails the device check: " << st.message();
-
-    auto module = getOperation();
-    rw.setInsertionPointToEnd(module.getBody());
-    npu::ProgramOp prog = npu::buildProgramOp(rw, op.getLoc(), *program);
-    symbols.insert(prog);  // renames on a clash; the launch below uses the final name
+    auto placed = addProgram(op, *program, name, t, rw, symbols);
+    if (failed(placed)) return failure();
+    npu::ProgramOp prog = *placed;
     // What the runtime needs to bind and pack the operands.
     prog->setAttr("tandem.matmul", rw.getDictionaryAttr({
         rw.getNamedAttr("rows", rw.getI64IntegerAttr(spec.n)),
