@@ -4,6 +4,7 @@
 // RUN: tandem-opt %inputs/layer.mlir --llm-expand-mlp --llm-specialize-phase --llm-fusion-clusters --llm-mark-fallback --llm-to-state --state-to-tdma | FileCheck %s --check-prefix=FUSE
 // RUN: tandem-opt %inputs/layer.mlir --llm-expand-mlp --llm-specialize-phase --llm-fusion-clusters --llm-mark-fallback --llm-to-state --state-to-tdma="fuse=false" | FileCheck %s --check-prefix=APART
 // RUN: tandem-opt %inputs/layer.mlir --llm-expand-mlp --llm-specialize-phase --llm-fusion-clusters="partitioner=library" --llm-mark-fallback --llm-to-state --state-to-tdma | FileCheck %s --check-prefix=APART
+// RUN: tandem-opt %inputs/layer.mlir --llm-expand-mlp --llm-specialize-phase --llm-fusion-clusters --llm-mark-fallback --llm-to-state --state-to-tdma="tcm-budget=54000" --tdma-allocate-tcm="tcm-budget=54000" | FileCheck %s --check-prefix=SHORT
 // RUN: tandem-opt %inputs/layer.mlir --tandem-npu-pipeline | FileCheck %s --check-prefix=NPU
 // RUN: tandem-opt %inputs/layer.mlir --tandem-npu-pipeline="fuse=false" | FileCheck %s --check-prefix=NPUAPART
 
@@ -25,6 +26,13 @@
 // APART:     tdma.vector_rows "rmsnorm" %arg0, %arg1
 // APART:     tdma.vector_rows "rmsnorm"
 // APART-NOT: tdma.norm_linear
+
+// A budget so short that gate/up's blocking, squeezed by the norm's gain row and scalar slot, is
+// priced above the norm and the projections apart: that norm stays a row program (the cost
+// check), q/k/v still fuse.
+// SHORT:     tdma.norm_linear %arg0, %arg1
+// SHORT:     tdma.vector_rows "rmsnorm"
+// SHORT-NOT: tdma.norm_linear
 
 // NPU: %[[R:.*]]:3 = npu.launch @layer_nl0(%arg0, %arg1, %{{.*}}, %{{.*}}, %{{.*}}) : (tensor<64x256xf16>, tensor<256xf16>, tensor<36864xi8>, tensor<18432xi8>, tensor<18432xi8>) -> (tensor<64x256xf16>, tensor<64x128xf16>, tensor<64x128xf16>)
 // NPU: npu.launch @layer_kv1(%[[R]]#2
