@@ -10,6 +10,7 @@
 #include "compiler/api/layer_ir.h"
 #include "compiler/api/npu_compiler.h"
 #include "core/dtype.h"
+#include "npu/executor.h"
 #include "npu/oplib/elementwise_check.h"
 #include "npu/oplib/kv_cache.h"
 #include "npu/oplib/matmul_check.h"
@@ -58,6 +59,21 @@ Result<double> validate_at_bucket_edges(const CompiledProgram& p, const VariantS
     worst = std::max(worst, c.max_error_ratio);
   }
   return validated[key] = worst;
+}
+
+struct TimedRun {
+  double seconds = 0;
+  uint64_t ddr_bytes = 0;
+};
+
+// The program on the executor's timing model alone (no operands needed): its modeled time and
+// DDR traffic, once per distinct program.
+Result<TimedRun> timed_run(const npu::Program& p, const npu::TargetModel& target, std::map<std::string, TimedRun>& timed) {
+  const std::string key = program_key(p);
+  if (auto it = timed.find(key); it != timed.end()) return it->second;
+  npu::Executor ex(target);
+  TANDEM_ASSIGN_OR_RETURN(npu::ExecReport r, ex.run(p, {false, true}));
+  return timed[key] = TimedRun{r.seconds, r.dma_bytes_in + r.dma_bytes_out};
 }
 
 // The manifest fields of a matmul schedule (a plain matmul's or a fused program's).
@@ -229,8 +245,9 @@ Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const Mod
   m.buckets = o.buckets;
 
   VariantSetReport rep;
-  // A program compiled for one variant is validated once even when other variants share it.
+  // A program compiled for one variant is validated (and timed) once even when other variants share it.
   std::map<std::string, double> validated;
+  std::map<std::string, TimedRun> timed;
   for (size_t vi = 0; vi < variants.size(); ++vi) {
     const Variant& v = variants[vi];
     const auto t0 = std::chrono::steady_clock::now();
@@ -263,11 +280,16 @@ Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const Mod
               ? norm_linear_entry(p, target, o, v.phase, v.rows, 0x6e6c + vi * 31, validated)
               : matmul_entry(p, target, o, v.phase, v.rows, 0x5eed + vi * 31, validated);
       if (!entry.ok()) return entry.status();
-      rep.validate_seconds += seconds_since(tv);
       rep.worst_error_ratio = std::max(rep.worst_error_ratio, entry->max_error_ratio);
       TANDEM_ASSIGN_OR_RETURN(std::string name, cache.add_program(p.program, *entry));
       ve.programs.push_back(name);
       ve.est_seconds += target.seconds(p.est_cycles);
+      if (o.validate) {
+        TANDEM_ASSIGN_OR_RETURN(TimedRun run, timed_run(p.program, target, timed));
+        ve.exec_seconds = std::max(ve.exec_seconds, 0.0) + run.seconds;
+        ve.ddr_bytes += run.ddr_bytes;
+      }
+      rep.validate_seconds += seconds_since(tv);
     }
     m.variants.push_back(std::move(ve));
     if (progress) progress(vi + 1, variants.size());

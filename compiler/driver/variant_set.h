@@ -45,7 +45,7 @@ struct ModelIdentity {
 struct VariantSetReport {
   compile_cache::Manifest manifest;
   double compile_seconds = 0;     // MLIR pipeline, all variants
-  double validate_seconds = 0;    // differential checks
+  double validate_seconds = 0;    // differential checks and timed executor runs
   size_t programs_compiled = 0;   // before de-duplication
   size_t programs_stored = 0;     // distinct program files
   double worst_error_ratio = 0;   // over all validated programs

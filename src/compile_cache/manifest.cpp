@@ -42,6 +42,8 @@ std::string Manifest::to_json_text() const {
                              {"programs", v.programs},
                              {"fallbacks", fb},
                              {"est_seconds", v.est_seconds},
+                             {"exec_seconds", v.exec_seconds},
+                             {"ddr_bytes", v.ddr_bytes},
                              {"compile_seconds", v.compile_seconds}});
   }
   j["programs"] = json::array();
@@ -236,6 +238,8 @@ Result<Manifest> Manifest::from_json_text(const std::string& text, const std::st
       v.power_cap_w = r.num(o, path, "power_cap_w");
       v.precision = r.str(o, path, "precision");
       v.est_seconds = r.num(o, path, "est_seconds");
+      v.exec_seconds = r.num(o, path, "exec_seconds");
+      v.ddr_bytes = r.count(o, path, "ddr_bytes", uint64_t(1) << 50);
       v.compile_seconds = r.num(o, path, "compile_seconds");
       if (const json* progs = r.array(o, path, "programs"))
         for (size_t k = 0; k < progs->size(); ++k) {

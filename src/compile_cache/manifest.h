@@ -80,6 +80,10 @@ struct VariantEntry {
   std::vector<std::string> programs;  // ProgramEntry names, in launch order
   std::vector<FallbackEntry> fallbacks;
   double est_seconds = 0;   // sum of the programs' estimates
+  // The programs run one after the other on the timed executor (-1: not timed, --no-validate):
+  // what the estimate predicts, and the bytes they move to and from DDR.
+  double exec_seconds = -1;
+  uint64_t ddr_bytes = 0;
   double compile_seconds = 0;
 };
 

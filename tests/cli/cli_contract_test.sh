@@ -121,12 +121,13 @@ if "$TANDEM" compile --help >/dev/null 2>&1; then
   cj=$("$TANDEM" compile -m "$Q" --buckets 4,8 --power-levels max,1.5W --json -o "$CC")
   check "compile json" bash -c "grep -q '\"variants\":6' <<<'$cj' && grep -q '\"programs_compiled\":84' <<<'$cj'"
   check "compile manifest" python3 -c "import json,sys; m=json.load(open('$CC/manifest.json')); sys.exit(0 if len(m['programs'])>0 and all(len(p['sha256'])==64 and p['max_error_ratio']<=1 for p in m['programs']) else 1)"
+  check "compile timed every variant" python3 -c "import json,sys; m=json.load(open('$CC/manifest.json')); sys.exit(0 if all(v['exec_seconds']>0 and v['ddr_bytes']>0 for v in m['variants']) else 1)"
   # --fuse-clusters: each norm and the linears of its cluster reading it as one validated program.
   FC="$WORK/fused"
   fj=$("$TANDEM" compile -m "$Q" --buckets 4,8 --fuse-clusters --json -o "$FC")
   check "compile --fuse-clusters json" python3 -c "import json,sys; j=json.loads(sys.argv[1]); sys.exit(0 if j['fused_programs']>0 and j['programs_compiled']<42 else 1)" "$fj"
   check "fused programs validated" python3 -c "import json,sys; m=json.load(open('$FC/manifest.json')); f=[p for p in m['programs'] if p['kind']=='norm_linear']; sys.exit(0 if f and all(0<=p['max_error_ratio']<=1 and len(p['norm_linear']['outs'])>=2 for p in f) else 1)"
-  check "compile table" bash -c "\"$TANDEM\" compile --model-preset test-small --buckets 16 --no-validate -o '$WORK/cache2' | grep -q '^| prefill |    16 |'"
+  check "compile table" bash -c "\"$TANDEM\" compile --model-preset test-small --buckets 16 --no-validate -o '$WORK/cache2' | grep -Eq '^\\| prefill \\|    16 \\|.*\\|  +- \\|  +- \\|'"
   run_ids() { "$TANDEM" run -m "$Q" --devices opencl,npu --strategy npu-only --standard-lengths 4,8 --prompt-ids "1 2 3 4 5 6 7" -n 6 --ids --temp 0 "$@" 2>/dev/null; }
   if "$TANDEM" devices 2>/dev/null | grep -q "opencl.*yes"; then
     lib=$(run_ids); cc=$(run_ids --npu-cache "$CC")

@@ -69,6 +69,8 @@ Manifest sample() {
   v.programs = {"mm8_64x64", "kv1_4096x512_head_major"};
   v.fallbacks.push_back({"llm.rope", "gpu", "no NPU lowering for llm.rope", 1e-7});
   v.est_seconds = 2e-6;
+  v.exec_seconds = 2.5e-6;
+  v.ddr_bytes = 123456;
   m.variants.push_back(v);
   return m;
 }
@@ -108,6 +110,8 @@ TEST(Manifest, RoundTripsEveryField) {
   ASSERT_EQ(back->variants.size(), 1u);
   EXPECT_EQ(back->variants[0].power_level, "1.5W");
   EXPECT_DOUBLE_EQ(back->variants[0].power_cap_w, 1.5);
+  EXPECT_DOUBLE_EQ(back->variants[0].exec_seconds, 2.5e-6);
+  EXPECT_EQ(back->variants[0].ddr_bytes, 123456u);
   ASSERT_EQ(back->variants[0].fallbacks.size(), 1u);
   EXPECT_EQ(back->variants[0].fallbacks[0].op, "llm.rope");
   EXPECT_EQ(back->to_json_text(), m.to_json_text());
@@ -171,6 +175,9 @@ TEST(Manifest, StrictFieldsNameFileAndPath) {
   j = good;
   j["programs"][3].erase("format");
   expect_error(j, "programs[3].format");
+  j = good;
+  j["variants"][0]["ddr_bytes"] = -1;
+  expect_error(j, "variants[0].ddr_bytes");
   j = good;
   j["programs"][2]["elementwise"]["op"] = "gelu";
   expect_error(j, "programs[2].elementwise.op' must be rmsnorm, swiglu or add, got 'gelu'");

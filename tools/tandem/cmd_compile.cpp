@@ -40,6 +40,12 @@ Result<std::vector<uint32_t>> parse_bucket_list(const std::string& list) {
   return out;
 }
 
+std::string fmt(const char* f, double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -157,10 +163,10 @@ Command add_compile(CLI::App& app) {
             }
             std::printf("compiled %s for %s into %s (key %s)\n", man.model_name.c_str(), man.target_name.c_str(), o->out.c_str(),
                         man.key.digest().substr(0, 16).c_str());
-            std::printf("| %-7s | %5s | %-6s | %-9s | %8s | %13s | %9s | %s\n", "phase", "rows", "power", "precision", "programs",
-                        "est. layer ms", "compile s", "fallback ops");
-            std::printf("| %-7s | %5s | %-6s | %-9s | %8s | %13s | %9s | %s\n", "-------", "----:", "------", "---------", "-------:",
-                        "------------:", "--------:", "---");
+            std::printf("| %-7s | %5s | %-6s | %-9s | %8s | %13s | %12s | %10s | %9s | %s\n", "phase", "rows", "power", "precision",
+                        "programs", "est. layer ms", "executor ms", "DDR MB", "compile s", "fallback ops");
+            std::printf("| %-7s | %5s | %-6s | %-9s | %8s | %13s | %12s | %10s | %9s | %s\n", "-------", "----:", "------", "---------",
+                        "-------:", "------------:", "-----------:", "---------:", "--------:", "---");
             for (const auto& v : man.variants) {
               // "rmsnorm x2, rope x2 -> gpu; sample -> cpu"
               std::map<std::string, std::vector<std::pair<std::string, int>>> by_device;
@@ -178,8 +184,12 @@ Command add_compile(CLI::App& app) {
                   fb += (i ? ", " : "") + ops[i].first + (ops[i].second > 1 ? " x" + std::to_string(ops[i].second) : "");
                 fb += " -> " + dev;
               }
-              std::printf("| %-7s | %5u | %-6s | %-9s | %8zu | %13.3f | %9.2f | %s\n", v.phase.c_str(), v.rows, v.power_level.c_str(),
-                          v.precision.c_str(), v.programs.size(), v.est_seconds * 1e3, v.compile_seconds, fb.c_str());
+              // Timed on the executor with the validation (--no-validate: not timed).
+              const std::string exec = v.exec_seconds >= 0 ? fmt("%.3f", v.exec_seconds * 1e3) : "-";
+              const std::string ddr = v.exec_seconds >= 0 ? fmt("%.1f", double(v.ddr_bytes) / 1e6) : "-";
+              std::printf("| %-7s | %5u | %-6s | %-9s | %8zu | %13.3f | %12s | %10s | %9.2f | %s\n", v.phase.c_str(), v.rows,
+                          v.power_level.c_str(), v.precision.c_str(), v.programs.size(), v.est_seconds * 1e3, exec.c_str(),
+                          ddr.c_str(), v.compile_seconds, fb.c_str());
             }
             if (fused > 0) std::printf("%zu distinct fused programs (rmsnorm + the linears reading it)\n", fused);
             std::printf("%zu variants, %zu programs (%zu distinct files); compile %.1f s, validation %.1f s (worst error %.3f of threshold)\n",
