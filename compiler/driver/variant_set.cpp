@@ -35,15 +35,39 @@ std::string program_key(const npu::Program& p) {
   return compile_cache::sha256_hex(bytes.data(), bytes.size());
 }
 
+// A program's name in the cache: its shape (so identical programs of other variants, or of k and
+// v, share a name and hence a key).
+std::string name_for(const CompiledProgram& p) {
+  switch (p.kind) {
+    case CompiledProgram::Kind::kKvAppend: {
+      const npu::oplib::KvGeometry& g = p.kv.geometry;
+      return "kv" + std::to_string(p.kv.rows) + "_" + std::to_string(g.capacity) + "x" + std::to_string(g.width()) + "_" +
+             std::string(npu::oplib::kv_layout_name(g.layout));
+    }
+    case CompiledProgram::Kind::kElementwise:
+      return std::string(npu::oplib::elt_op_name(p.elementwise.op)) + std::to_string(p.elementwise.rows) + "_" +
+             std::to_string(p.elementwise.cols);
+    case CompiledProgram::Kind::kNormLinear: {
+      const npu::oplib::NormLinearSpec& s = p.norm_linear;
+      std::string name = "norm_mm" + std::to_string(s.base.n) + "_in" + std::to_string(s.base.in);
+      for (uint32_t out : s.outs) name += "_" + std::to_string(out);
+      return name + "_" + std::string(dtype_name(s.base.wtype)) + "_from_" + p.source_quant;
+    }
+    case CompiledProgram::Kind::kMatmul:
+      break;
+  }
+  return "mm" + std::to_string(p.spec.n) + "_" + std::to_string(p.spec.out) + "x" + std::to_string(p.spec.in) + "_" +
+         std::string(dtype_name(p.spec.wtype)) + "_from_" + p.source_quant;
+}
+
 // Validates (when asked, once per distinct program) at the bucket edges: every row valid (the
 // bucket full), and the shortest length the bucket serves (one row past the previous bucket; 1
 // for the first bucket and for decode), the rest of the rows padding. The worst error ratio, or
 // -1 when not validated.
-Result<double> validate_at_bucket_edges(const CompiledProgram& p, const VariantSetOptions& o, const std::string& phase,
-                                        uint32_t rows, std::map<std::string, double>& validated,
+Result<double> validate_at_bucket_edges(const CompiledProgram& p, const std::string& key, const VariantSetOptions& o,
+                                        const std::string& phase, uint32_t rows, std::map<std::string, double>& validated,
                                         const std::function<Result<npu::oplib::MatmulCheck>(uint32_t)>& check) {
   if (!o.validate) return -1.0;
-  const std::string key = program_key(p.program);
   if (validated.count(key)) return validated[key];
   uint32_t prev = 0;
   for (uint32_t b : o.buckets)
@@ -68,8 +92,8 @@ struct TimedRun {
 
 // The program on the executor's timing model alone (no operands needed): its modeled time and
 // DDR traffic, once per distinct program.
-Result<TimedRun> timed_run(const npu::Program& p, const npu::TargetModel& target, std::map<std::string, TimedRun>& timed) {
-  const std::string key = program_key(p);
+Result<TimedRun> timed_run(const npu::Program& p, const std::string& key, const npu::TargetModel& target,
+                           std::map<std::string, TimedRun>& timed) {
   if (auto it = timed.find(key); it != timed.end()) return it->second;
   npu::Executor ex(target);
   TANDEM_ASSIGN_OR_RETURN(npu::ExecReport r, ex.run(p, {false, true}));
@@ -93,14 +117,12 @@ compile_cache::ProgramEntry schedule_entry(const npu::oplib::MatmulSpec& spec, c
 }
 
 // A matmul's manifest entry, validated at the bucket edges.
-Result<compile_cache::ProgramEntry> matmul_entry(CompiledProgram& p, const npu::TargetModel& target,
+Result<compile_cache::ProgramEntry> matmul_entry(const CompiledProgram& p, const std::string& key, const npu::TargetModel& target,
                                                  const VariantSetOptions& o, const std::string& phase, uint32_t rows,
                                                  uint64_t seed, std::map<std::string, double>& validated) {
   compile_cache::ProgramEntry e = schedule_entry(p.spec, p, target);
   e.out = p.spec.out;
-  p.program.name = "mm" + std::to_string(p.spec.n) + "_" + std::to_string(p.spec.out) + "x" + std::to_string(p.spec.in) +
-                   "_" + e.format + "_from_" + p.source_quant;
-  TANDEM_ASSIGN_OR_RETURN(e.max_error_ratio, validate_at_bucket_edges(p, o, phase, rows, validated, [&](uint32_t valid) {
+  TANDEM_ASSIGN_OR_RETURN(e.max_error_ratio, validate_at_bucket_edges(p, key, o, phase, rows, validated, [&](uint32_t valid) {
     return npu::oplib::check_matmul_program(p.program, p.spec, *dtype_from_name(p.source_quant), valid, seed + valid, target,
                                             o.validate_rows);
   }));
@@ -109,17 +131,15 @@ Result<compile_cache::ProgramEntry> matmul_entry(CompiledProgram& p, const npu::
 
 // A fused norm + projections program's entry: the matmul fields of its schedule and its
 // projections, validated like a matmul (every projection against rmsnorm then matmul in fp64).
-Result<compile_cache::ProgramEntry> norm_linear_entry(CompiledProgram& p, const npu::TargetModel& target,
+Result<compile_cache::ProgramEntry> norm_linear_entry(const CompiledProgram& p, const std::string& key,
+                                                      const npu::TargetModel& target,
                                                       const VariantSetOptions& o, const std::string& phase, uint32_t rows,
                                                       uint64_t seed, std::map<std::string, double>& validated) {
   const npu::oplib::NormLinearSpec& s = p.norm_linear;
   compile_cache::ProgramEntry e = schedule_entry(s.base, p, target);
   e.kind = "norm_linear";
   e.norm_linear = {s.outs, double(s.eps)};
-  p.program.name = "norm_mm" + std::to_string(s.base.n) + "_in" + std::to_string(s.base.in);
-  for (uint32_t out : s.outs) p.program.name += "_" + std::to_string(out);
-  p.program.name += "_" + e.format + "_from_" + p.source_quant;
-  TANDEM_ASSIGN_OR_RETURN(e.max_error_ratio, validate_at_bucket_edges(p, o, phase, rows, validated, [&](uint32_t valid) {
+  TANDEM_ASSIGN_OR_RETURN(e.max_error_ratio, validate_at_bucket_edges(p, key, o, phase, rows, validated, [&](uint32_t valid) {
     return npu::oplib::check_norm_linear_program(p.program, s, *dtype_from_name(p.source_quant), valid, seed + valid, target,
                                                  o.validate_rows);
   }));
@@ -129,7 +149,8 @@ Result<compile_cache::ProgramEntry> norm_linear_entry(CompiledProgram& p, const 
 // A KV append's manifest entry, validated (when asked) on the functional executor: appends at
 // the cache's first token, at its last slot (the bucket edge), and starting one token before a
 // page boundary (the append switches pages), each compared byte for byte with the layout.
-Result<compile_cache::ProgramEntry> kv_entry(CompiledProgram& p, const npu::TargetModel& target, bool validate,
+Result<compile_cache::ProgramEntry> kv_entry(const CompiledProgram& p, const std::string& key, const npu::TargetModel& target,
+                                             bool validate,
                                              uint64_t seed, std::map<std::string, double>& validated) {
   const npu::oplib::KvGeometry& g = p.kv.geometry;
   compile_cache::ProgramEntry e;
@@ -137,9 +158,6 @@ Result<compile_cache::ProgramEntry> kv_entry(CompiledProgram& p, const npu::Targ
   e.rows = p.kv.rows;
   e.kv = {g.capacity, g.heads, g.head_dim, g.page_tokens, std::string(npu::oplib::kv_layout_name(g.layout)), p.kv.phase};
   e.est_cycles = p.est_cycles;
-  p.program.name = "kv" + std::to_string(p.kv.rows) + "_" + std::to_string(g.capacity) + "x" + std::to_string(g.width()) +
-                   "_" + e.kv.layout;
-  const std::string key = program_key(p.program);
   if (validate && !validated.count(key)) {
     const uint32_t last = g.capacity - p.kv.rows;
     for (uint32_t at : {0u, last, std::min(last, g.page_tokens - 1)}) {
@@ -158,7 +176,8 @@ Result<compile_cache::ProgramEntry> kv_entry(CompiledProgram& p, const npu::Targ
 
 // An elementwise program's manifest entry, validated (when asked) against the fp64 reference on
 // random rows. Padding rows of a bucket are independent rows here (each row is computed alone).
-Result<compile_cache::ProgramEntry> elementwise_entry(CompiledProgram& p, const npu::TargetModel& target, bool validate,
+Result<compile_cache::ProgramEntry> elementwise_entry(const CompiledProgram& p, const std::string& key,
+                                                      const npu::TargetModel& target, bool validate,
                                                       uint64_t seed, std::map<std::string, double>& validated) {
   const CompiledElementwise& el = p.elementwise;
   compile_cache::ProgramEntry e;
@@ -166,8 +185,6 @@ Result<compile_cache::ProgramEntry> elementwise_entry(CompiledProgram& p, const 
   e.rows = el.rows;
   e.elementwise = {std::string(npu::oplib::elt_op_name(el.op)), el.cols, double(el.eps)};
   e.est_cycles = p.est_cycles;
-  p.program.name = e.elementwise.op + std::to_string(el.rows) + "_" + std::to_string(el.cols);
-  const std::string key = program_key(p.program);
   if (validate && !validated.count(key)) {
     TANDEM_ASSIGN_OR_RETURN(auto c, npu::oplib::check_elementwise_program(p.program, el.op, el.rows, el.cols, el.eps, seed, target));
     if (!c.ok())
@@ -271,21 +288,25 @@ Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const Mod
     for (const FallbackOp& f : compiled->fallbacks) ve.fallbacks.push_back({f.op, f.device, f.reason, f.switch_cost_s});
     for (CompiledProgram& p : compiled->programs) {
       ++rep.programs_compiled;
-      // Building an entry is its validation (the rest is a few fields and one hash).
+      // Building an entry is its validation (the rest is a few fields); named by shape before the
+      // one hash that keys the validation and timing memos.
       const auto tv = std::chrono::steady_clock::now();
+      p.program.name = name_for(p);
+      const std::string key = program_key(p.program);
       Result<compile_cache::ProgramEntry> entry =
-          p.kind == CompiledProgram::Kind::kKvAppend      ? kv_entry(p, target, o.validate, 0x6b76 + vi, validated)
-          : p.kind == CompiledProgram::Kind::kElementwise ? elementwise_entry(p, target, o.validate, 0x656c + vi, validated)
+          p.kind == CompiledProgram::Kind::kKvAppend ? kv_entry(p, key, target, o.validate, 0x6b76 + vi, validated)
+          : p.kind == CompiledProgram::Kind::kElementwise
+              ? elementwise_entry(p, key, target, o.validate, 0x656c + vi, validated)
           : p.kind == CompiledProgram::Kind::kNormLinear
-              ? norm_linear_entry(p, target, o, v.phase, v.rows, 0x6e6c + vi * 31, validated)
-              : matmul_entry(p, target, o, v.phase, v.rows, 0x5eed + vi * 31, validated);
+              ? norm_linear_entry(p, key, target, o, v.phase, v.rows, 0x6e6c + vi * 31, validated)
+              : matmul_entry(p, key, target, o, v.phase, v.rows, 0x5eed + vi * 31, validated);
       if (!entry.ok()) return entry.status();
       rep.worst_error_ratio = std::max(rep.worst_error_ratio, entry->max_error_ratio);
       TANDEM_ASSIGN_OR_RETURN(std::string name, cache.add_program(p.program, *entry));
       ve.programs.push_back(name);
       ve.est_seconds += target.seconds(p.est_cycles);
       if (o.validate) {
-        TANDEM_ASSIGN_OR_RETURN(TimedRun run, timed_run(p.program, target, timed));
+        TANDEM_ASSIGN_OR_RETURN(TimedRun run, timed_run(p.program, key, target, timed));
         ve.exec_seconds = std::max(ve.exec_seconds, 0.0) + run.seconds;
         ve.ddr_bytes += run.ddr_bytes;
       }
