@@ -11,6 +11,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "passes/Passes.h"
 #include "passes/matmul_spec.h"
+#include "passes/target_option.h"
 
 namespace tandem::compiler {
 
@@ -56,9 +57,13 @@ Result<CompiledModule> compile_mlir(std::string_view text, const CompileOptions&
   if (!module) return InvalidArgument("npu compiler: cannot parse the input:\n" + diagnostics);
 
   PassManager pm(&ctx);
+  // Without npu-export: each program is converted and checked against the target once, below
+  // (the pass would convert every program a second time).
   ir::buildNpuPipeline(pm, {options.target_path, options.tcm_budget, options.power_cap_w, options.layout, options.kv_layout,
-                           options.fuse});
+                           options.fuse, /*export_check=*/false});
   if (failed(pm.run(*module))) return InvalidArgument("npu compiler: compilation failed:\n" + diagnostics);
+  const tandem::npu::TargetModel* target = ir::loadTarget(options.target_path, *module);
+  if (!target) return InvalidArgument("npu compiler: " + diagnostics);
 
   CompiledModule out;
   if (options.keep_ir) {
@@ -67,10 +72,18 @@ Result<CompiledModule> compile_mlir(std::string_view text, const CompileOptions&
   }
   // Programs in launch order: follow the launches through the functions.
   SymbolTable symbols(*module);
-  module->walk([&](ir::npu::LaunchOp launch) {
+  std::string failure;
+  module->walk([&](ir::npu::LaunchOp launch) -> WalkResult {
     auto prog = symbols.lookup<ir::npu::ProgramOp>(launch.getProgram());
     auto program = ir::npu::toProgram(prog);
-    if (failed(program)) return;
+    if (failed(program)) {
+      failure = "npu compiler: " + diagnostics;
+      return WalkResult::interrupt();
+    }
+    if (auto st = tandem::npu::verify(*program, *target); !st.ok()) {
+      failure = "npu compiler: program " + program->name + " fails the " + target->name + " device check: " + st.message();
+      return WalkResult::interrupt();
+    }
     CompiledProgram cp;
     cp.program = std::move(*program);
     if (auto kv = prog->getAttrOfType<DictionaryAttr>("tandem.kv")) {
@@ -86,7 +99,7 @@ Result<CompiledModule> compile_mlir(std::string_view text, const CompileOptions&
       if (auto ph = kv.getAs<StringAttr>("phase")) cp.kv.phase = ph.getValue().str();
       if (auto est = kv.getAs<FloatAttr>("est_cycles")) cp.est_cycles = est.getValueAsDouble();
       out.programs.push_back(std::move(cp));
-      return;
+      return WalkResult::advance();
     }
     if (auto e = prog->getAttrOfType<DictionaryAttr>("tandem.elementwise")) {
       cp.kind = CompiledProgram::Kind::kElementwise;
@@ -97,7 +110,7 @@ Result<CompiledModule> compile_mlir(std::string_view text, const CompileOptions&
       if (auto eps = e.getAs<FloatAttr>("eps")) cp.elementwise.eps = float(eps.getValueAsDouble());
       if (auto est = e.getAs<FloatAttr>("est_cycles")) cp.est_cycles = est.getValueAsDouble();
       out.programs.push_back(std::move(cp));
-      return;
+      return WalkResult::advance();
     }
     if (auto nl = prog->getAttrOfType<DictionaryAttr>("tandem.norm_linear")) {
       cp.kind = CompiledProgram::Kind::kNormLinear;
@@ -108,14 +121,16 @@ Result<CompiledModule> compile_mlir(std::string_view text, const CompileOptions&
       if (auto pack = launch.getArgs()[2].getDefiningOp<ir::state::WeightPackOp>()) cp.source_quant = pack.getQuant().str();
       if (auto est = nl.getAs<FloatAttr>("est_cycles")) cp.est_cycles = est.getValueAsDouble();
       out.programs.push_back(std::move(cp));
-      return;
+      return WalkResult::advance();
     }
     auto d = prog->getAttrOfType<DictionaryAttr>("tandem.matmul");
     cp.spec = matmulSpecOf(d, intField(d, "out"));
     if (auto pack = launch.getArgs()[1].getDefiningOp<ir::state::WeightPackOp>()) cp.source_quant = pack.getQuant().str();
     if (auto est = d ? d.getAs<FloatAttr>("est_cycles") : FloatAttr()) cp.est_cycles = est.getValueAsDouble();
     out.programs.push_back(std::move(cp));
+    return WalkResult::advance();
   });
+  if (!failure.empty()) return Internal(failure);
   module->walk([&](Operation* op) {
     auto fb = op->getAttrOfType<StringAttr>("fallback");
     if (!fb) return;

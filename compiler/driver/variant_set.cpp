@@ -4,11 +4,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <optional>
+#include <thread>
 
 #include "compile_cache/cache.h"
 #include "compile_cache/sha256.h"
 #include "compiler/api/layer_ir.h"
 #include "compiler/api/npu_compiler.h"
+#include "compiler/driver/job_queue.h"
 #include "core/dtype.h"
 #include "npu/executor.h"
 #include "npu/oplib/elementwise_check.h"
@@ -28,7 +32,7 @@ std::string order_name(npu::oplib::MatmulOrder o) {
   return o == npu::oplib::MatmulOrder::kNaive ? "weight_stationary" : "activation_stationary";
 }
 
-// What the validation memo knows a program by: its bytes, named by shape (so identical programs
+// What the checks know a program by: its bytes, named by shape (so identical programs
 // of other variants or of k and v are checked once).
 std::string program_key(const npu::Program& p) {
   const std::vector<uint8_t> bytes = npu::serialize(p);
@@ -60,15 +64,13 @@ std::string name_for(const CompiledProgram& p) {
          std::string(dtype_name(p.spec.wtype)) + "_from_" + p.source_quant;
 }
 
-// Validates (when asked, once per distinct program) at the bucket edges: every row valid (the
-// bucket full), and the shortest length the bucket serves (one row past the previous bucket; 1
-// for the first bucket and for decode), the rest of the rows padding. The worst error ratio, or
-// -1 when not validated.
-Result<double> validate_at_bucket_edges(const CompiledProgram& p, const std::string& key, const VariantSetOptions& o,
-                                        const std::string& phase, uint32_t rows, std::map<std::string, double>& validated,
-                                        const std::function<Result<npu::oplib::MatmulCheck>(uint32_t)>& check) {
-  if (!o.validate) return -1.0;
-  if (validated.count(key)) return validated[key];
+// Checks a matmul-schedule program (a matmul or a fused norm + projections) at the bucket edges:
+// every row valid (the bucket full), and the shortest length the bucket serves (one row past the
+// previous bucket; 1 for the first bucket and for decode), the rest of the rows padding. The
+// worst error ratio.
+Result<double> check_at_bucket_edges(const CompiledProgram& p, const VariantSetOptions& o, const std::string& phase,
+                                     uint32_t rows,
+                                     const std::function<Result<npu::oplib::MatmulCheck>(uint32_t)>& check) {
   uint32_t prev = 0;
   for (uint32_t b : o.buckets)
     if (b < rows) prev = std::max(prev, b);
@@ -82,7 +84,36 @@ Result<double> validate_at_bucket_edges(const CompiledProgram& p, const std::str
                       (c.padding_untouched ? "" : ", padding rows not zero"));
     worst = std::max(worst, c.max_error_ratio);
   }
-  return validated[key] = worst;
+  return worst;
+}
+
+// A KV append on the functional executor: appends at the cache's first token, at its last slot
+// (the bucket edge), and starting one token before a page boundary (the append switches pages),
+// each compared byte for byte with the layout. A copy is exact or wrong: ratio 0.
+Result<double> check_kv_append(const CompiledProgram& p, const npu::TargetModel& target, uint64_t seed) {
+  const npu::oplib::KvGeometry& g = p.kv.geometry;
+  const uint32_t last = g.capacity - p.kv.rows;
+  for (uint32_t at : {0u, last, std::min(last, g.page_tokens - 1)}) {
+    TANDEM_ASSIGN_OR_RETURN(auto c, npu::oplib::check_kv_append_program(p.program, g, p.kv.rows, at, seed + at, target));
+    if (!c.ok())
+      return Internal("validation failed: " + p.program.name + " (" + p.kv.phase + " KV append of " +
+                      std::to_string(p.kv.rows) + " rows at position " + std::to_string(at) + "): " +
+                      std::to_string(c.wrong) + " of " + std::to_string(c.written) + " cache bytes wrong, " +
+                      std::to_string(c.clobbered) + " bytes outside the appended tokens changed");
+  }
+  return 0.0;
+}
+
+// An elementwise program against the fp64 reference on random rows. Padding rows of a bucket are
+// independent rows here (each row is computed alone).
+Result<double> check_elementwise(const CompiledProgram& p, const npu::TargetModel& target, uint64_t seed) {
+  const CompiledElementwise& el = p.elementwise;
+  TANDEM_ASSIGN_OR_RETURN(auto c, npu::oplib::check_elementwise_program(p.program, el.op, el.rows, el.cols, el.eps, seed, target));
+  if (!c.ok())
+    return Internal("validation failed: " + p.program.name + ": " + std::to_string(c.failures) + " of " +
+                    std::to_string(c.outputs_checked) + " outputs over the error threshold (max ratio " +
+                    std::to_string(c.max_error_ratio) + ")" + (c.wrote_past_output ? ", wrote past its output" : ""));
+  return c.max_error_ratio;
 }
 
 struct TimedRun {
@@ -90,14 +121,51 @@ struct TimedRun {
   uint64_t ddr_bytes = 0;
 };
 
-// The program on the executor's timing model alone (no operands needed): its modeled time and
-// DDR traffic, once per distinct program.
-Result<TimedRun> timed_run(const npu::Program& p, const std::string& key, const npu::TargetModel& target,
-                           std::map<std::string, TimedRun>& timed) {
-  if (auto it = timed.find(key); it != timed.end()) return it->second;
+// What the checks of one distinct program found: its worst error ratio against the reference and
+// its run on the executor's timing model (its modeled time and DDR traffic; no operands needed).
+struct Checked {
+  double worst_error = 0;
+  TimedRun run;
+  double seconds = 0;  // spent checking and timing it
+};
+
+// The differential checks of the first variant (variant_index) that compiled program p, then its
+// timed run. Thread-safe: every check builds its own executor and operands.
+Result<Checked> check_program(const CompiledProgram& p, const npu::TargetModel& target, const VariantSetOptions& o,
+                              const std::string& phase, uint32_t rows, size_t variant_index) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const uint64_t vi = variant_index;
+  Checked out;
+  switch (p.kind) {
+    case CompiledProgram::Kind::kKvAppend: {
+      TANDEM_ASSIGN_OR_RETURN(out.worst_error, check_kv_append(p, target, 0x6b76 + vi));
+      break;
+    }
+    case CompiledProgram::Kind::kElementwise: {
+      TANDEM_ASSIGN_OR_RETURN(out.worst_error, check_elementwise(p, target, 0x656c + vi));
+      break;
+    }
+    case CompiledProgram::Kind::kNormLinear: {
+      const npu::oplib::NormLinearSpec& s = p.norm_linear;
+      TANDEM_ASSIGN_OR_RETURN(out.worst_error, check_at_bucket_edges(p, o, phase, rows, [&](uint32_t valid) {
+        return npu::oplib::check_norm_linear_program(p.program, s, *dtype_from_name(p.source_quant), valid,
+                                                     0x6e6c + vi * 31 + valid, target, o.validate_rows);
+      }));
+      break;
+    }
+    case CompiledProgram::Kind::kMatmul: {
+      TANDEM_ASSIGN_OR_RETURN(out.worst_error, check_at_bucket_edges(p, o, phase, rows, [&](uint32_t valid) {
+        return npu::oplib::check_matmul_program(p.program, p.spec, *dtype_from_name(p.source_quant), valid,
+                                                0x5eed + vi * 31 + valid, target, o.validate_rows);
+      }));
+      break;
+    }
+  }
   npu::Executor ex(target);
-  TANDEM_ASSIGN_OR_RETURN(npu::ExecReport r, ex.run(p, {false, true}));
-  return timed[key] = TimedRun{r.seconds, r.dma_bytes_in + r.dma_bytes_out};
+  TANDEM_ASSIGN_OR_RETURN(npu::ExecReport r, ex.run(p.program, {false, true}));
+  out.run = {r.seconds, r.dma_bytes_in + r.dma_bytes_out};
+  out.seconds = seconds_since(t0);
+  return out;
 }
 
 // The manifest fields of a matmul schedule (a plain matmul's or a fused program's).
@@ -116,84 +184,39 @@ compile_cache::ProgramEntry schedule_entry(const npu::oplib::MatmulSpec& spec, c
   return e;
 }
 
-// A matmul's manifest entry, validated at the bucket edges.
-Result<compile_cache::ProgramEntry> matmul_entry(const CompiledProgram& p, const std::string& key, const npu::TargetModel& target,
-                                                 const VariantSetOptions& o, const std::string& phase, uint32_t rows,
-                                                 uint64_t seed, std::map<std::string, double>& validated) {
-  compile_cache::ProgramEntry e = schedule_entry(p.spec, p, target);
-  e.out = p.spec.out;
-  TANDEM_ASSIGN_OR_RETURN(e.max_error_ratio, validate_at_bucket_edges(p, key, o, phase, rows, validated, [&](uint32_t valid) {
-    return npu::oplib::check_matmul_program(p.program, p.spec, *dtype_from_name(p.source_quant), valid, seed + valid, target,
-                                            o.validate_rows);
-  }));
-  return e;
-}
-
-// A fused norm + projections program's entry: the matmul fields of its schedule and its
-// projections, validated like a matmul (every projection against rmsnorm then matmul in fp64).
-Result<compile_cache::ProgramEntry> norm_linear_entry(const CompiledProgram& p, const std::string& key,
-                                                      const npu::TargetModel& target,
-                                                      const VariantSetOptions& o, const std::string& phase, uint32_t rows,
-                                                      uint64_t seed, std::map<std::string, double>& validated) {
-  const npu::oplib::NormLinearSpec& s = p.norm_linear;
-  compile_cache::ProgramEntry e = schedule_entry(s.base, p, target);
-  e.kind = "norm_linear";
-  e.norm_linear = {s.outs, double(s.eps)};
-  TANDEM_ASSIGN_OR_RETURN(e.max_error_ratio, validate_at_bucket_edges(p, key, o, phase, rows, validated, [&](uint32_t valid) {
-    return npu::oplib::check_norm_linear_program(p.program, s, *dtype_from_name(p.source_quant), valid, seed + valid, target,
-                                                 o.validate_rows);
-  }));
-  return e;
-}
-
-// A KV append's manifest entry, validated (when asked) on the functional executor: appends at
-// the cache's first token, at its last slot (the bucket edge), and starting one token before a
-// page boundary (the append switches pages), each compared byte for byte with the layout.
-Result<compile_cache::ProgramEntry> kv_entry(const CompiledProgram& p, const std::string& key, const npu::TargetModel& target,
-                                             bool validate,
-                                             uint64_t seed, std::map<std::string, double>& validated) {
-  const npu::oplib::KvGeometry& g = p.kv.geometry;
+// A program's manifest entry (its error ratio is filled in from its checks).
+compile_cache::ProgramEntry entry_of(const CompiledProgram& p, const npu::TargetModel& target) {
   compile_cache::ProgramEntry e;
-  e.kind = "kv_append";
-  e.rows = p.kv.rows;
-  e.kv = {g.capacity, g.heads, g.head_dim, g.page_tokens, std::string(npu::oplib::kv_layout_name(g.layout)), p.kv.phase};
-  e.est_cycles = p.est_cycles;
-  if (validate && !validated.count(key)) {
-    const uint32_t last = g.capacity - p.kv.rows;
-    for (uint32_t at : {0u, last, std::min(last, g.page_tokens - 1)}) {
-      TANDEM_ASSIGN_OR_RETURN(auto c, npu::oplib::check_kv_append_program(p.program, g, p.kv.rows, at, seed + at, target));
-      if (!c.ok())
-        return Internal("validation failed: " + p.program.name + " (" + p.kv.phase + " KV append of " +
-                        std::to_string(p.kv.rows) + " rows at position " + std::to_string(at) + "): " +
-                        std::to_string(c.wrong) + " of " + std::to_string(c.written) + " cache bytes wrong, " +
-                        std::to_string(c.clobbered) + " bytes outside the appended tokens changed");
+  switch (p.kind) {
+    case CompiledProgram::Kind::kKvAppend: {
+      const npu::oplib::KvGeometry& g = p.kv.geometry;
+      e.kind = "kv_append";
+      e.rows = p.kv.rows;
+      e.kv = {g.capacity, g.heads, g.head_dim, g.page_tokens, std::string(npu::oplib::kv_layout_name(g.layout)), p.kv.phase};
+      e.est_cycles = p.est_cycles;
+      break;
     }
-    validated[key] = 0;  // a copy: exact or wrong
+    case CompiledProgram::Kind::kElementwise: {
+      const CompiledElementwise& el = p.elementwise;
+      e.kind = "elementwise";
+      e.rows = el.rows;
+      e.elementwise = {std::string(npu::oplib::elt_op_name(el.op)), el.cols, double(el.eps)};
+      e.est_cycles = p.est_cycles;
+      break;
+    }
+    case CompiledProgram::Kind::kNormLinear: {
+      const npu::oplib::NormLinearSpec& s = p.norm_linear;
+      e = schedule_entry(s.base, p, target);
+      e.kind = "norm_linear";
+      e.norm_linear = {s.outs, double(s.eps)};
+      break;
+    }
+    case CompiledProgram::Kind::kMatmul: {
+      e = schedule_entry(p.spec, p, target);
+      e.out = p.spec.out;
+      break;
+    }
   }
-  e.max_error_ratio = validate ? 0 : -1;
-  return e;
-}
-
-// An elementwise program's manifest entry, validated (when asked) against the fp64 reference on
-// random rows. Padding rows of a bucket are independent rows here (each row is computed alone).
-Result<compile_cache::ProgramEntry> elementwise_entry(const CompiledProgram& p, const std::string& key,
-                                                      const npu::TargetModel& target, bool validate,
-                                                      uint64_t seed, std::map<std::string, double>& validated) {
-  const CompiledElementwise& el = p.elementwise;
-  compile_cache::ProgramEntry e;
-  e.kind = "elementwise";
-  e.rows = el.rows;
-  e.elementwise = {std::string(npu::oplib::elt_op_name(el.op)), el.cols, double(el.eps)};
-  e.est_cycles = p.est_cycles;
-  if (validate && !validated.count(key)) {
-    TANDEM_ASSIGN_OR_RETURN(auto c, npu::oplib::check_elementwise_program(p.program, el.op, el.rows, el.cols, el.eps, seed, target));
-    if (!c.ok())
-      return Internal("validation failed: " + p.program.name + ": " + std::to_string(c.failures) + " of " +
-                      std::to_string(c.outputs_checked) + " outputs over the error threshold (max ratio " +
-                      std::to_string(c.max_error_ratio) + ")" + (c.wrote_past_output ? ", wrote past its output" : ""));
-    validated[key] = c.max_error_ratio;
-  }
-  e.max_error_ratio = validate ? validated[key] : -1;
   return e;
 }
 
@@ -226,6 +249,7 @@ Result<std::vector<PowerLevel>> parse_power_levels(const std::string& list) {
   return out;
 }
 
+
 Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const ModelIdentity& id,
                                              const npu::TargetModel& target, const VariantSetOptions& o,
                                              const std::function<void(size_t, size_t)>& progress) {
@@ -233,6 +257,7 @@ Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const Mod
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir, ec);
   if (ec) return IoError(o.out_dir + ": cannot create: " + ec.message());
+  const auto t_start = std::chrono::steady_clock::now();
 
   struct Variant {
     std::string phase;
@@ -262,9 +287,43 @@ Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const Mod
   m.buckets = o.buckets;
 
   VariantSetReport rep;
-  // A program compiled for one variant is validated (and timed) once even when other variants share it.
-  std::map<std::string, double> validated;
-  std::map<std::string, TimedRun> timed;
+  rep.jobs = o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  // Each distinct program (by its bytes) is checked and timed once, on the worker threads, while
+  // this thread compiles the next variant; a variant is written when its programs' checks are in.
+  // Checks are submitted in variant order, so which variant checks a shared program (and with
+  // which seed) does not depend on the threads.
+  JobQueue<Result<Checked>> workers(o.validate ? rep.jobs : 0);
+  std::map<std::string, std::shared_future<Result<Checked>>> checks;
+  struct Compiled {
+    size_t index;
+    compile_cache::VariantEntry entry;
+    std::vector<std::shared_ptr<const CompiledProgram>> programs;
+    std::vector<std::string> keys;
+  };
+  auto write = [&](Compiled& c) -> Status {
+    compile_cache::VariantEntry& ve = c.entry;
+    for (size_t i = 0; i < c.programs.size(); ++i) {
+      const CompiledProgram& p = *c.programs[i];
+      compile_cache::ProgramEntry e = entry_of(p, target);
+      e.max_error_ratio = -1;
+      if (o.validate) {
+        const Result<Checked>& checked = checks.at(c.keys[i]).get();
+        if (!checked.ok()) return checked.status();
+        e.max_error_ratio = checked->worst_error;
+        ve.exec_seconds = std::max(ve.exec_seconds, 0.0) + checked->run.seconds;
+        ve.ddr_bytes += checked->run.ddr_bytes;
+      }
+      rep.worst_error_ratio = std::max(rep.worst_error_ratio, e.max_error_ratio);
+      TANDEM_ASSIGN_OR_RETURN(std::string name, cache.add_program(p.program, e));
+      ve.programs.push_back(name);
+      ve.est_seconds += target.seconds(p.est_cycles);
+    }
+    m.variants.push_back(std::move(ve));
+    if (progress) progress(c.index + 1, variants.size());
+    return Status::Ok();
+  };
+
+  std::optional<Compiled> in_flight;  // compiled, its checks running
   for (size_t vi = 0; vi < variants.size(); ++vi) {
     const Variant& v = variants[vi];
     const auto t0 = std::chrono::steady_clock::now();
@@ -278,46 +337,37 @@ Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const Mod
                                                   v.precision + ": " + compiled.status().message());
     const double compile_s = seconds_since(t0);
     rep.compile_seconds += compile_s;
-    compile_cache::VariantEntry ve;
-    ve.phase = v.phase;
-    ve.rows = v.rows;
-    ve.power_level = v.level.name;
-    ve.power_cap_w = v.level.cap_w;
-    ve.precision = v.precision;
-    ve.compile_seconds = compile_s;
-    for (const FallbackOp& f : compiled->fallbacks) ve.fallbacks.push_back({f.op, f.device, f.reason, f.switch_cost_s});
+    Compiled c{vi, {}, {}, {}};
+    c.entry.phase = v.phase;
+    c.entry.rows = v.rows;
+    c.entry.power_level = v.level.name;
+    c.entry.power_cap_w = v.level.cap_w;
+    c.entry.precision = v.precision;
+    c.entry.compile_seconds = compile_s;
+    for (const FallbackOp& f : compiled->fallbacks) c.entry.fallbacks.push_back({f.op, f.device, f.reason, f.switch_cost_s});
     for (CompiledProgram& p : compiled->programs) {
       ++rep.programs_compiled;
-      // Building an entry is its validation (the rest is a few fields); named by shape before the
-      // one hash that keys the validation and timing memos.
-      const auto tv = std::chrono::steady_clock::now();
+      // Named by shape before the one hash that keys the checks.
       p.program.name = name_for(p);
-      const std::string key = program_key(p.program);
-      Result<compile_cache::ProgramEntry> entry =
-          p.kind == CompiledProgram::Kind::kKvAppend ? kv_entry(p, key, target, o.validate, 0x6b76 + vi, validated)
-          : p.kind == CompiledProgram::Kind::kElementwise
-              ? elementwise_entry(p, key, target, o.validate, 0x656c + vi, validated)
-          : p.kind == CompiledProgram::Kind::kNormLinear
-              ? norm_linear_entry(p, key, target, o, v.phase, v.rows, 0x6e6c + vi * 31, validated)
-              : matmul_entry(p, key, target, o, v.phase, v.rows, 0x5eed + vi * 31, validated);
-      if (!entry.ok()) return entry.status();
-      rep.worst_error_ratio = std::max(rep.worst_error_ratio, entry->max_error_ratio);
-      TANDEM_ASSIGN_OR_RETURN(std::string name, cache.add_program(p.program, *entry));
-      ve.programs.push_back(name);
-      ve.est_seconds += target.seconds(p.est_cycles);
-      if (o.validate) {
-        TANDEM_ASSIGN_OR_RETURN(TimedRun run, timed_run(p.program, key, target, timed));
-        ve.exec_seconds = std::max(ve.exec_seconds, 0.0) + run.seconds;
-        ve.ddr_bytes += run.ddr_bytes;
-      }
-      rep.validate_seconds += seconds_since(tv);
+      auto shared = std::make_shared<const CompiledProgram>(std::move(p));
+      std::string key = program_key(shared->program);
+      if (o.validate && !checks.count(key))
+        checks[key] = workers.submit([shared, &target, &o, phase = v.phase, rows = v.rows, vi] {
+          return check_program(*shared, target, o, phase, rows, vi);
+        });
+      c.programs.push_back(std::move(shared));
+      c.keys.push_back(std::move(key));
     }
-    m.variants.push_back(std::move(ve));
-    if (progress) progress(vi + 1, variants.size());
+    // Write the previous variant while this one's checks start (at most two variants in memory).
+    if (in_flight) TANDEM_RETURN_IF_ERROR(write(*in_flight));
+    in_flight = std::move(c);
   }
+  TANDEM_RETURN_IF_ERROR(write(*in_flight));
+  for (const auto& [key, checked] : checks) rep.validate_seconds += checked.get()->seconds;
   rep.programs_stored = m.programs.size();
   TANDEM_RETURN_IF_ERROR(cache.finish());
   rep.manifest = m;
+  rep.wall_seconds = seconds_since(t_start);
   return rep;
 }
 

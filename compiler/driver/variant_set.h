@@ -34,6 +34,9 @@ struct VariantSetOptions {
   // programs, so a fused cache serves whole-cluster execution, not `tandem run` (which then
   // builds the fused ops' graphs from its own library).
   bool fuse_clusters = false;
+  // Worker threads for the checks and timed runs (0: one per hardware thread). The MLIR
+  // pipeline runs on the calling thread, a variant ahead of them.
+  unsigned jobs = 0;
   std::string out_dir;
 };
 
@@ -45,7 +48,9 @@ struct ModelIdentity {
 struct VariantSetReport {
   compile_cache::Manifest manifest;
   double compile_seconds = 0;     // MLIR pipeline, all variants
-  double validate_seconds = 0;    // differential checks and timed executor runs
+  double validate_seconds = 0;    // differential checks and timed executor runs (summed over the workers)
+  double wall_seconds = 0;        // the whole compile, start to finish
+  unsigned jobs = 1;              // worker threads used
   size_t programs_compiled = 0;   // before de-duplication
   size_t programs_stored = 0;     // distinct program files
   double worst_error_ratio = 0;   // over all validated programs

@@ -25,6 +25,7 @@ struct PipelineOptions {
   std::string layout = "auto";     // weight layout
   std::string kv_layout = "auto";  // KV cache layout
   bool fuse = true;                // a norm + the linears of its cluster as one program (state-to-tdma fuse=)
+  bool export_check = true;        // end with npu-export (off: the caller converts and checks each program itself)
 };
 // llm-expand-mlp, llm-specialize-phase, llm-fusion-clusters, llm-mark-fallback, llm-to-state, state-to-tdma, tdma-allocate-tcm,
 // tdma-to-npu, npu-export (verify only).

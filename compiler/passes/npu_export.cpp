@@ -39,6 +39,8 @@ struct NpuExportPass : impl::NpuExportBase<NpuExportPass> {
         return signalPassFailure();
       }
     }
+    // The IR is unchanged: the pass manager then skips re-verifying millions of instructions.
+    markAllAnalysesPreserved();
   }
 };
 

@@ -14,7 +14,7 @@ void buildNpuPipeline(mlir::OpPassManager& pm, const PipelineOptions& o) {
   pm.addPass(createStateToTdma({o.target, o.tcm_budget, "auto", o.power_cap_w, o.fuse}));
   pm.addPass(createTdmaAllocateTcm({o.target, o.tcm_budget}));
   pm.addPass(createTdmaToNpu({o.target}));
-  pm.addPass(createNpuExport({o.target, ""}));
+  if (o.export_check) pm.addPass(createNpuExport({o.target, ""}));
 }
 
 namespace {

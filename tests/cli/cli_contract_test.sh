@@ -122,6 +122,19 @@ if "$TANDEM" compile --help >/dev/null 2>&1; then
   check "compile json" bash -c "grep -q '\"variants\":6' <<<'$cj' && grep -q '\"programs_compiled\":84' <<<'$cj'"
   check "compile manifest" python3 -c "import json,sys; m=json.load(open('$CC/manifest.json')); sys.exit(0 if len(m['programs'])>0 and all(len(p['sha256'])==64 and p['max_error_ratio']<=1 for p in m['programs']) else 1)"
   check "compile timed every variant" python3 -c "import json,sys; m=json.load(open('$CC/manifest.json')); sys.exit(0 if all(v['exec_seconds']>0 and v['ddr_bytes']>0 for v in m['variants']) else 1)"
+  # The checks run on worker threads beside the MLIR pipeline; the cache must not depend on how many.
+  J1="$WORK/cache_j1"; J3="$WORK/cache_j3"
+  "$TANDEM" compile -m "$Q" --buckets 4,8 --power-levels max,1.5W -j 1 -o "$J1" >/dev/null
+  "$TANDEM" compile -m "$Q" --buckets 4,8 --power-levels max,1.5W -j 3 -o "$J3" >/dev/null
+  check "compile same cache with -j 1 and -j 3" python3 -c "
+import json,sys
+def keep(d):
+    m=json.load(open(d+'/manifest.json'))
+    return ([(p['name'],p['sha256'],p['max_error_ratio']) for p in m['programs']],
+            [(v['phase'],v['rows'],v['power_level'],v['programs'],v['exec_seconds'],v['ddr_bytes']) for v in m['variants']])
+a,b=keep('$J1'),keep('$J3')
+sys.exit(0 if a==b and len(a[0])>0 and all(r>=0 for _,_,r in a[0]) else 1)"
+  check "compile bad jobs" one_line_error "--jobs" "$TANDEM" compile --model-preset test-small --buckets 8 -j 300 -o "$WORK/c3"
   # --fuse-clusters: each norm and the linears of its cluster reading it as one validated program.
   FC="$WORK/fused"
   fj=$("$TANDEM" compile -m "$Q" --buckets 4,8 --fuse-clusters --json -o "$FC")

@@ -66,6 +66,7 @@ Command add_compile(CLI::App& app) {
     int validate_rows = 4;
     bool no_validate = false, no_decode = false, json = false, report = false, fuse = false;
     int report_rows = 512;
+    int jobs = 0;
   };
   auto o = std::make_shared<Opts>();
   CLI::App* sub = app.add_subcommand("compile", "Compile a model's NPU variant set (MLIR) into a compile cache");
@@ -80,6 +81,8 @@ Command add_compile(CLI::App& app) {
   sub->add_option("--precisions", o->precisions, "weight formats to compile (f16,q8_0,q4_0; default: the model's, presets q4_0)");
   sub->add_option("--validate-rows", o->validate_rows, "rows per edge check compared with the reference")->capture_default_str();
   sub->add_flag("--no-validate", o->no_validate, "skip the differential validation");
+  sub->add_option("-j,--jobs", o->jobs, "threads checking and timing programs while the next variant compiles (0: one per core)")
+      ->capture_default_str();
   sub->add_flag("--no-decode", o->no_decode, "prefill variants only");
   sub->add_flag("--fuse-clusters", o->fuse,
                 "emit each rmsnorm and the linears of its fusion cluster as one program (norm_linear); "
@@ -108,6 +111,7 @@ Command add_compile(CLI::App& app) {
             if (o->model.empty() == o->preset.empty()) return InvalidArgument("compile: give -m MODEL or --model-preset NAME");
             if (o->bucket_count < 1 || o->bucket_count > 64) return InvalidArgument("--bucket-count: must be in 1..64");
             if (o->validate_rows < 1) return InvalidArgument("--validate-rows: must be >= 1");
+            if (o->jobs < 0 || o->jobs > 256) return InvalidArgument("--jobs: must be in 0..256, got " + std::to_string(o->jobs));
             TANDEM_ASSIGN_OR_RETURN(npu::TargetModel t, o->target.empty() ? npu::TargetModel::load_default() : npu::TargetModel::load(o->target));
             std::shared_ptr<Model> model;
             compiler::ModelIdentity id;
@@ -130,6 +134,7 @@ Command add_compile(CLI::App& app) {
             vo.validate = !o->no_validate;
             vo.validate_rows = uint32_t(o->validate_rows);
             vo.fuse_clusters = o->fuse;
+            vo.jobs = unsigned(o->jobs);
             vo.precisions = split(o->precisions.empty() ? default_precision : o->precisions);
             TANDEM_ASSIGN_OR_RETURN(vo.power_levels, compiler::parse_power_levels(o->power));
             if (o->buckets == "auto") {
@@ -155,7 +160,8 @@ Command add_compile(CLI::App& app) {
                                   {"target", man.target_name}, {"buckets", man.buckets},
                                   {"variants", man.variants.size()}, {"programs_compiled", rep.programs_compiled},
                                   {"programs_stored", rep.programs_stored}, {"compile_seconds", rep.compile_seconds},
-                                  {"validate_seconds", rep.validate_seconds}, {"worst_error_ratio", rep.worst_error_ratio},
+                                  {"validate_seconds", rep.validate_seconds}, {"wall_seconds", rep.wall_seconds},
+                                  {"jobs", rep.jobs}, {"worst_error_ratio", rep.worst_error_ratio},
                                   {"fused_programs", fused},
                                   {"key_digest", man.key.digest()}};
               std::cout << j.dump() << "\n";
@@ -192,9 +198,10 @@ Command add_compile(CLI::App& app) {
                           ddr.c_str(), v.compile_seconds, fb.c_str());
             }
             if (fused > 0) std::printf("%zu distinct fused programs (rmsnorm + the linears reading it)\n", fused);
-            std::printf("%zu variants, %zu programs (%zu distinct files); compile %.1f s, validation %.1f s (worst error %.3f of threshold)\n",
+            std::printf("%zu variants, %zu programs (%zu distinct files); compile %.1f s, validation %.1f s on %u thread%s, "
+                        "%.1f s wall (worst error %.3f of threshold)\n",
                         man.variants.size(), rep.programs_compiled, rep.programs_stored, rep.compile_seconds, rep.validate_seconds,
-                        rep.worst_error_ratio);
+                        rep.jobs, rep.jobs == 1 ? "" : "s", rep.wall_seconds, rep.worst_error_ratio);
             return Status::Ok();
           }};
 }

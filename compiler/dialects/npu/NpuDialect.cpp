@@ -87,9 +87,13 @@ LogicalResult SignalOp::verify() {
 LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection& symbols) {
   auto prog = symbols.lookupNearestSymbolFrom<ProgramOp>(*this, getProgramAttr());
   if (!prog) return emitOpError() << "no npu.program named " << getProgramAttr();
+  // Buffers come first (ProgramOp::verify); stop at the first instruction rather than walk the
+  // millions of a long prefill program for every launch.
   int64_t buffers = 0;
-  for (Operation& op : prog.getBody().front())
-    if (llvm::isa<BufferOp>(op)) ++buffers;
+  for (Operation& op : prog.getBody().front()) {
+    if (!llvm::isa<BufferOp>(op)) break;
+    ++buffers;
+  }
   const int64_t args = int64_t(getArgs().size()), results = int64_t(getResults().size());
   if (results == 0) return emitOpError("must have at least one result");
   if (args + results != buffers && !(args == buffers && results == 1))

@@ -69,6 +69,8 @@ FailureOr<dev::Program> toProgram(ProgramOp op) {
   dev::Program p;
   p.name = op.getSymName().str();
   if (failed(field(op, "events", op.getEvents(), p.num_events))) return failure();
+  // A 4096-row program has millions of instructions: grow the vector once, not by doubling.
+  p.code.reserve(op.getBody().front().getOperations().size());
   for (Operation& o : op.getBody().front()) {
     bool ok = true;
     auto f = [&](StringRef n, uint64_t v, auto& out) { ok = ok && succeeded(field(&o, n, v, out)); };
