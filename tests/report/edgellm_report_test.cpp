@@ -24,6 +24,11 @@ TEST(EdgeLlmReport, EveryTcmSizeAndSectionWithTheSearchAheadOfTheLibrary) {
     EXPECT_LE(f["ours"]["latency_ms"].get<double>(), f["operator library"]["latency_ms"].get<double>()) << mb;
     EXPECT_LE(f["ours"]["traffic_gb"].get<double>(), f["operator library"]["traffic_gb"].get<double>()) << mb;
     EXPECT_DOUBLE_EQ(f["mega fusion"]["power_proxy"].get<double>(), 1.0);
+    for (const char* s : {"operator library", "local fusion", "mega fusion", "ours"}) {
+      const double busy = f[s]["hottest_arrays_busy"].get<double>();
+      EXPECT_GT(busy, 0.0) << mb << " " << s;  // every strategy's hottest cluster holds a matmul
+      EXPECT_LE(busy, 1.0) << mb << " " << s;
+    }
   }
   // More TCM never makes the search slower.
   EXPECT_LE(j["fusion"]["32"]["ours"]["latency_ms"].get<double>(), j["fusion"]["4"]["ours"]["latency_ms"].get<double>());
