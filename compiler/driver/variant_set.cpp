@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "compile_cache/cache.h"
@@ -32,12 +33,6 @@ std::string order_name(npu::oplib::MatmulOrder o) {
   return o == npu::oplib::MatmulOrder::kNaive ? "weight_stationary" : "activation_stationary";
 }
 
-// What the checks know a program by: its bytes, named by shape (so identical programs
-// of other variants or of k and v are checked once).
-std::string program_key(const npu::Program& p) {
-  const std::vector<uint8_t> bytes = npu::serialize(p);
-  return compile_cache::sha256_hex(bytes.data(), bytes.size());
-}
 
 // A program's name in the cache: its shape (so identical programs of other variants, or of k and
 // v, share a name and hence a key).
@@ -287,18 +282,23 @@ Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const Mod
   m.buckets = o.buckets;
 
   VariantSetReport rep;
-  rep.jobs = o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  rep.jobs = !o.validate ? 0 : o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
   // Each distinct program (by its bytes) is checked and timed once, on the worker threads, while
   // this thread compiles the next variant; a variant is written when its programs' checks are in.
   // Checks are submitted in variant order, so which variant checks a shared program (and with
   // which seed) does not depend on the threads.
-  JobQueue<Result<Checked>> workers(o.validate ? rep.jobs : 0);
+  JobQueue<Result<Checked>> workers(rep.jobs);
   std::map<std::string, std::shared_future<Result<Checked>>> checks;
+  std::set<std::string> seen;  // keys of the programs compiled so far
   struct Compiled {
     size_t index;
     compile_cache::VariantEntry entry;
     std::vector<std::shared_ptr<const CompiledProgram>> programs;
+    // What the checks and the cache know a program by: the SHA-256 of its bytes (named by shape,
+    // so identical programs of other variants, or of k and v, share it).
     std::vector<std::string> keys;
+    // Its bytes, kept from hashing to writing at a key's first occurrence (later ones are stored).
+    std::vector<std::vector<uint8_t>> bytes;
   };
   auto write = [&](Compiled& c) -> Status {
     compile_cache::VariantEntry& ve = c.entry;
@@ -314,8 +314,15 @@ Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const Mod
         ve.ddr_bytes += checked->run.ddr_bytes;
       }
       rep.worst_error_ratio = std::max(rep.worst_error_ratio, e.max_error_ratio);
-      TANDEM_ASSIGN_OR_RETURN(std::string name, cache.add_program(p.program, e));
-      ve.programs.push_back(name);
+      std::optional<std::string> name = cache.stored(c.keys[i], e);
+      if (!name) {
+        Result<std::string> added = c.bytes[i].empty() ? cache.add_program(p.program, e)
+                                                       : cache.add_serialized(p.program.name, c.bytes[i], c.keys[i], e);
+        if (!added.ok()) return added.status();
+        name = *added;
+      }
+      c.bytes[i] = {};
+      ve.programs.push_back(*name);
       ve.est_seconds += target.seconds(p.est_cycles);
     }
     m.variants.push_back(std::move(ve));
@@ -337,7 +344,7 @@ Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const Mod
                                                   v.precision + ": " + compiled.status().message());
     const double compile_s = seconds_since(t0);
     rep.compile_seconds += compile_s;
-    Compiled c{vi, {}, {}, {}};
+    Compiled c{vi, {}, {}, {}, {}};
     c.entry.phase = v.phase;
     c.entry.rows = v.rows;
     c.entry.power_level = v.level.name;
@@ -347,16 +354,19 @@ Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const Mod
     for (const FallbackOp& f : compiled->fallbacks) c.entry.fallbacks.push_back({f.op, f.device, f.reason, f.switch_cost_s});
     for (CompiledProgram& p : compiled->programs) {
       ++rep.programs_compiled;
-      // Named by shape before the one hash that keys the checks.
+      // Named by shape before the one serialization and hash that key the checks and the cache.
       p.program.name = name_for(p);
       auto shared = std::make_shared<const CompiledProgram>(std::move(p));
-      std::string key = program_key(shared->program);
-      if (o.validate && !checks.count(key))
+      std::vector<uint8_t> bytes = npu::serialize(shared->program);
+      std::string key = compile_cache::sha256_hex(bytes.data(), bytes.size());
+      const bool first = seen.insert(key).second;
+      if (o.validate && first)
         checks[key] = workers.submit([shared, &target, &o, phase = v.phase, rows = v.rows, vi] {
           return check_program(*shared, target, o, phase, rows, vi);
         });
       c.programs.push_back(std::move(shared));
       c.keys.push_back(std::move(key));
+      c.bytes.push_back(first ? std::move(bytes) : std::vector<uint8_t>{});
     }
     // Write the previous variant while this one's checks start (at most two variants in memory).
     if (in_flight) TANDEM_RETURN_IF_ERROR(write(*in_flight));

@@ -50,7 +50,7 @@ struct VariantSetReport {
   double compile_seconds = 0;     // MLIR pipeline, all variants
   double validate_seconds = 0;    // differential checks and timed executor runs (summed over the workers)
   double wall_seconds = 0;        // the whole compile, start to finish
-  unsigned jobs = 1;              // worker threads used
+  unsigned jobs = 0;              // worker threads that checked programs (0: not validated)
   size_t programs_compiled = 0;   // before de-duplication
   size_t programs_stored = 0;     // distinct program files
   double worst_error_ratio = 0;   // over all validated programs

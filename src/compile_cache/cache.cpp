@@ -32,15 +32,24 @@ Result<std::string> read_file(const std::string& path) {
 
 Result<std::string> CacheWriter::add_program(const npu::Program& p, ProgramEntry e) {
   const std::vector<uint8_t> bytes = npu::serialize(p);
-  const std::string hash = sha256_hex(bytes.data(), bytes.size());
+  return add_serialized(p.name, bytes, sha256_hex(bytes.data(), bytes.size()), std::move(e));
+}
+
+std::optional<std::string> CacheWriter::stored(const std::string& sha256, const ProgramEntry& e) const {
   for (const ProgramEntry& existing : manifest_.programs)
-    if (existing.sha256 == hash && existing.rows == e.rows && existing.in == e.in && existing.out == e.out &&
+    if (existing.sha256 == sha256 && existing.rows == e.rows && existing.in == e.in && existing.out == e.out &&
         existing.format == e.format)
       return existing.name;
+  return std::nullopt;
+}
+
+Result<std::string> CacheWriter::add_serialized(const std::string& program_name, const std::vector<uint8_t>& bytes,
+                                                const std::string& hash, ProgramEntry e) {
+  if (auto name = stored(hash, e)) return *name;
   std::error_code ec;
   fs::create_directories(fs::path(dir_) / "programs", ec);
   if (ec) return IoError(dir_ + "/programs: cannot create: " + ec.message());
-  e.name = p.name + "-" + hash.substr(0, 12);
+  e.name = program_name + "-" + hash.substr(0, 12);
   e.file = "programs/" + e.name + ".tnpu";
   e.sha256 = hash;
   e.bytes = bytes.size();

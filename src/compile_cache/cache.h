@@ -3,7 +3,10 @@
 // bytes no longer match the SHA-256 the manifest recorded.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "compile_cache/manifest.h"
 #include "core/status.h"
@@ -29,6 +32,12 @@ class CacheWriter {
   // entry's name. Programs are content-addressed: identical programs of different variants share
   // one file.
   Result<std::string> add_program(const npu::Program& p, ProgramEntry entry);
+  // The same for a program its caller already serialized (npu::serialize) and hashed (sha256_hex
+  // of those bytes), so a driver that keys programs by hash does not do that work twice.
+  Result<std::string> add_serialized(const std::string& program_name, const std::vector<uint8_t>& bytes,
+                                     const std::string& sha256, ProgramEntry entry);
+  // The name of a stored program with these bytes and this shape, if there is one.
+  std::optional<std::string> stored(const std::string& sha256, const ProgramEntry& entry) const;
   Manifest& manifest() { return manifest_; }
   Status finish();  // writes manifest.json
  private:

@@ -198,10 +198,12 @@ Command add_compile(CLI::App& app) {
                           ddr.c_str(), v.compile_seconds, fb.c_str());
             }
             if (fused > 0) std::printf("%zu distinct fused programs (rmsnorm + the linears reading it)\n", fused);
-            std::printf("%zu variants, %zu programs (%zu distinct files); compile %.1f s, validation %.1f s on %u thread%s, "
-                        "%.1f s wall (worst error %.3f of threshold)\n",
-                        man.variants.size(), rep.programs_compiled, rep.programs_stored, rep.compile_seconds, rep.validate_seconds,
-                        rep.jobs, rep.jobs == 1 ? "" : "s", rep.wall_seconds, rep.worst_error_ratio);
+            const std::string checked = rep.jobs == 0 ? std::string("not validated")
+                                                      : fmt("validation %.1f s", rep.validate_seconds) + " on " +
+                                                            std::to_string(rep.jobs) + (rep.jobs == 1 ? " thread" : " threads");
+            std::printf("%zu variants, %zu programs (%zu distinct files); compile %.1f s, %s, %.1f s wall (worst error %.3f of threshold)\n",
+                        man.variants.size(), rep.programs_compiled, rep.programs_stored, rep.compile_seconds, checked.c_str(),
+                        rep.wall_seconds, rep.worst_error_ratio);
             return Status::Ok();
           }};
 }
