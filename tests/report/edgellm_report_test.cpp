@@ -36,6 +36,32 @@ TEST(EdgeLlmReport, EveryTcmSizeAndSectionWithTheSearchAheadOfTheLibrary) {
   EXPECT_GT(j["ablation"]["no double buffering"]["latency"].get<double>(), 1.0);
 }
 
+// The power budget of "ours" is the operator library's own draw: no strategy table may show the
+// search above it, in prefill or decode, and dropping the budget may only make the search faster.
+TEST(EdgeLlmReport, TheSearchKeepsTheLibrarysPowerInBothPhases) {
+  auto rep = build_edgellm_report(EdgeLlmReportOptions{});
+  ASSERT_TRUE(rep.ok()) << rep.status().message();
+  for (const char* s : {"## Fusion strategies in decode", "### 16 MB TCM, decode", "## Ablations in decode"})
+    EXPECT_NE(rep->markdown.find(s), std::string::npos) << s;
+  const auto j = nlohmann::json::parse(rep->files[1].text);
+  for (const char* phase : {"fusion", "fusion_decode"})
+    for (const char* mb : {"4", "8", "16", "32"}) {
+      const auto& f = j[phase][mb];
+      ASSERT_TRUE(f.contains("ours")) << phase << " " << mb;
+      EXPECT_LE(f["ours"]["peak_w"].get<double>(), f["operator library"]["peak_w"].get<double>() * (1 + 1e-12)) << phase << " " << mb;
+      EXPECT_LE(f["ours"]["latency_ms"].get<double>(), f["operator library"]["latency_ms"].get<double>()) << phase << " " << mb;
+      // One decode row moves the same weights as a prefill but KBs of activations instead of MBs.
+      if (std::string(phase) == "fusion_decode") {
+        EXPECT_LT(f["ours"]["traffic_gb"].get<double>(), j["fusion"][mb]["ours"]["traffic_gb"].get<double>());
+      }
+    }
+  for (const char* key : {"ablation", "ablation_decode"}) {
+    ASSERT_TRUE(j[key].contains("no power constraint")) << key;
+    EXPECT_LE(j[key]["no power constraint"]["latency"].get<double>(), 1.0 + 1e-12) << key;
+    EXPECT_GT(j[key]["no double buffering"]["latency"].get<double>(), 1.0) << key;
+  }
+}
+
 TEST(EdgeLlmReport, BadOptionsAreNamed) {
   EdgeLlmReportOptions o;
   o.model_preset = "nope";
