@@ -146,6 +146,10 @@ def Llm_MlpOp : Llm_Op<"mlp", [Pure, AllTypesMatch<["input", "result"]>]> {
 def Llm_AddOp : Llm_Op<"add", [Pure, AllTypesMatch<["lhs", "rhs", "result"]>]> {
   let summary = "elementwise sum (the residual connections)";
   let description = [{
+    Elementwise sum of two tensors of one type: the residual connections around attention and
+    the MLP. It lowers to a vector-unit row program (tdma.vector_rows); where one row does not fit
+    the TCM, llm-mark-fallback sends it to the GPU (`fallback`, with the switch cost).
+
     Example:
     ```mlir
     %h = llm.add %x, %attn : tensor<8x2048xf16>
@@ -160,6 +164,10 @@ def Llm_AddOp : Llm_Op<"add", [Pure, AllTypesMatch<["lhs", "rhs", "result"]>]> {
 def Llm_SwigluOp : Llm_Op<"swiglu", [Pure, AllTypesMatch<["gate", "up", "result"]>]> {
   let summary = "silu(gate) * up, the gated MLP's activation";
   let description = [{
+    The gated MLP's activation, result = silu(gate) * up elementwise, with silu(x) = x / (1 + e^-x).
+    Operands are the gate and up projections' outputs; the result feeds the down projection. It
+    lowers to a vector-unit row program (tdma.vector_rows), with the same TCM fallback as llm.add.
+
     Example:
     ```mlir
     %a = llm.swiglu %g, %u : tensor<8x8192xf16>
@@ -174,6 +182,11 @@ def Llm_SwigluOp : Llm_Op<"swiglu", [Pure, AllTypesMatch<["gate", "up", "result"
 def Llm_SampleOp : Llm_Op<"sample", [Pure]> {
   let summary = "pick one token per row of logits (greedy at temperature 0, else top-k)";
   let description = [{
+    Chooses the next token of every row of logits: the argmax at temperature 0, otherwise a draw
+    from the softmax of logits / temperature restricted to the top_k largest. Sampling is data-
+    dependent control flow the NPU's static graphs cannot express, so llm-mark-fallback always sends
+    it to the CPU, charging the logits' transfer and the cross-unit signal in the cost model.
+
     Example:
     ```mlir
     %t = llm.sample %logits {temperature = 0.0 : f32, top_k = 40 : i64} : tensor<1x128256xf16> -> tensor<1xi32>

@@ -28,6 +28,16 @@ class Npu_Op<string mnemonic, list<Trait> traits = []> : Op<Npu_Dialect, mnemoni
 def Npu_ProgramOp : Npu_Op<"program", [Symbol, SymbolTable, NoTerminator, SingleBlock, IsolatedFromAbove]> {
   let summary = "one static NPU graph: DDR buffer declarations and an instruction list";
   let description = [{
+    A program is what the npu device runs: a symbol whose body first declares its DDR buffers
+    (npu.buffer, in the order npu.launch binds them) and then lists instructions that the scalar
+    core issues in order to the DMA channels, the matrix arrays and the vector unit. The units run
+    asynchronously; `events` counts the completion events the instructions may name, and ordering
+    between units exists only through npu.signal / npu.wait / npu.barrier. The verifier checks that
+    buffers precede the first instruction, that every event is below `events` (at most the Program
+    format's limit), and that every DMA names a declared buffer (stores only into writable ones).
+    npu-export turns the op into the device's Program format and runs the device's own check
+    against the TargetModel (TCM and DDR bounds, alignment, waits on events nothing completes).
+
     Example:
     ```mlir
     npu.program @mm events 15 {
@@ -115,6 +125,11 @@ def Npu_VecOp : Npu_Op<"vec", [HasParent<"ProgramOp">]> {
 def Npu_WaitOp : Npu_Op<"wait", [HasParent<"ProgramOp">]> {
   let summary = "stall issue until every completion issued into `event` so far has happened";
   let description = [{
+    The issue side of an event: the scalar core stops issuing until every completion issued into
+    `event` up to this point has happened (DMA transfers done, or the units named by an earlier
+    npu.signal drained). Later completions into the same event are not waited for, which is what lets
+    a double-buffered schedule reuse two events per buffer pair.
+
     Example:
     ```mlir
     npu.wait {event = 2 : i64}
@@ -127,6 +142,11 @@ def Npu_WaitOp : Npu_Op<"wait", [HasParent<"ProgramOp">]> {
 def Npu_SignalOp : Npu_Op<"signal", [HasParent<"ProgramOp">]> {
   let summary = "complete `event` once the units in mask `units` (1 dma, 2 matrix, 4 vector) drain";
   let description = [{
+    Queues a completion into `event` behind the work already given to the units in the mask
+    `units` (1 DMA, 2 matrix, 4 vector; the verifier refuses an empty or unknown mask): the event
+    completes when all of them have drained what they had at issue time. The scalar core does not
+    stall; an npu.wait on the event does. The cost model charges the target's signal latency.
+
     Example:
     ```mlir
     npu.signal {event = 4 : i64, units = 2 : i64}
@@ -140,6 +160,10 @@ def Npu_SignalOp : Npu_Op<"signal", [HasParent<"ProgramOp">]> {
 def Npu_BarrierOp : Npu_Op<"barrier", [HasParent<"ProgramOp">]> {
   let summary = "stall issue until every unit is idle";
   let description = [{
+    Stops issue until the DMA channels, the matrix arrays and the vector unit are all idle. Coarser
+    than npu.signal + npu.wait (it drains every unit, not just the producer of a buffer); the
+    schedules tdma-to-npu emits use events, and a barrier is for hand-written programs and tests.
+
     Example:
     ```mlir
     npu.barrier

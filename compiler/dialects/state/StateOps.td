@@ -120,6 +120,13 @@ def State_KvWriteOp : State_Op<"kv_write", [AllTypesMatch<["cache", "result"]>]>
 def State_PositionMapOp : State_Op<"position_map", [Pure]> {
   let summary = "token positions to (page, row in page) pairs";
   let description = [{
+    Maps each token position of a bucket to (page index, row within the page) in a paged KV cache
+    with `page_tokens` tokens per page: map[i] = (positions[i] / page_tokens, positions[i] %
+    page_tokens). It is the state level's record of where dynamic positions land: inside a bucket
+    only the positions (and so the valid length, KV base and page table) change, never the
+    compiled program. The verifier requires a positive page size and a map of shape [N, 2] for N
+    positions.
+
     Example:
     ```mlir
     %m = state.position_map %pos {page_tokens = 128 : i64} : tensor<8xi32> -> tensor<8x2xi32>

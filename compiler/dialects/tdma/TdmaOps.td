@@ -154,6 +154,10 @@ def Tdma_DmaStartOp : Tdma_Op<"dma_start"> {
 def Tdma_DmaWaitOp : Tdma_Op<"dma_wait"> {
   let summary = "stall until every transfer started into an event so far has completed";
   let description = [{
+    The consumer side of tdma.dma_start: nothing after it (compute on the destination buffer, or a
+    new transfer into it) starts before every transfer started into `event` so far has completed.
+    tdma-to-npu lowers it to npu.wait; the event number is the static one the schedule assigned.
+
     Example:
     ```mlir
     tdma.dma_wait {event = 0 : i64}
