@@ -211,8 +211,7 @@ Result<EdgeLlmReport> build_edgellm_report(const EdgeLlmReportOptions& o) {
         "pay those once, keep DMA and arrays busy together for longer, and so draw more than any library kernel: the "
         "search's power budget (the library's own draw) binds here and cuts clusters where mega fusion bursts above "
         "it, at a latency cost. In prefill the library's matmuls already keep the arrays busy, and no cluster draws "
-        "more. The TCM barely matters (one row's "
-        "intermediates are KBs); JSON `fusion_decode` has every size.\n\n";
+        "more. The TCM barely matters (one row's intermediates are KBs); JSON `fusion_decode` has every size.\n\n";
   for (uint64_t mb : o.tcm_mb) {
     strategy_json(decode[mb], J["fusion_decode"][std::to_string(mb)]);
     if (mb != o.table_tcm_mb) continue;
