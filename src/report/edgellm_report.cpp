@@ -94,21 +94,20 @@ void strategy_json(const std::map<std::string, Metrics>& f, json& out) {
   }
 }
 
-// The strategies at one TCM size as a markdown table; with `paper`, the paper's per-layer row beside
-// each one and the table in the stdout summary under `title`.
-void strategy_table(const std::map<std::string, Metrics>& f, bool paper, const std::string& title, std::ostringstream& md,
-                    std::ostringstream& sum) {
-  const double mega_w = f.at("mega fusion").peak_w, lib_s = f.at("operator library").seconds;
+// The strategies at one TCM size (their JSON objects, from strategy_json) as a markdown table; with
+// `paper`, the paper's per-layer row beside each one and the table in the stdout summary under `title`.
+void strategy_table(const json& f, bool paper, const std::string& title, std::ostringstream& md, std::ostringstream& sum) {
   md << "| strategy | external traffic GB | latency proxy ms | power proxy | arrays busy | latency vs op library |"
      << (paper ? " paper traffic | paper latency | paper power | paper vs library |" : "") << "\n|---|--:|--:|--:|--:|--:|"
      << (paper ? "--:|--:|--:|--:|" : "") << "\n";
   if (paper) sum << title << "\n";
   for (size_t i = 0; i < kStrategies.size(); ++i) {
     const std::string& s = kStrategies[i];
-    const Metrics& m = f.at(s);
-    const double vs = 100.0 * (m.seconds / lib_s - 1);
-    md << "| " << s << " | " << fmt("%.3f", m.bytes / 1e9) << " | " << fmt("%.3f", m.seconds * 1e3) << " | "
-       << fmt("%.2f", m.peak_w / mega_w) << " | " << fmt("%.0f%%", 100 * m.hottest_arrays_busy) << " | " << fmt("%+.2f%%", vs) << " |";
+    const json& m = f.at(s);
+    const double gb = m["traffic_gb"], ms = m["latency_ms"], power = m["power_proxy"], busy = m["hottest_arrays_busy"],
+                 vs = m["vs_library_pct"];
+    md << "| " << s << " | " << fmt("%.3f", gb) << " | " << fmt("%.3f", ms) << " | " << fmt("%.2f", power) << " | "
+       << fmt("%.0f%%", 100 * busy) << " | " << fmt("%+.2f%%", vs) << " |";
     if (paper) {
       const auto& p = edgellm_paper::kFusion16MB[i];
       md << " " << fmt("%.3f", p.traffic_gb) << " | " << fmt("%.3f", p.latency_ms) << " | " << fmt("%.2f", p.power_proxy) << " | "
@@ -117,8 +116,7 @@ void strategy_table(const std::map<std::string, Metrics>& f, bool paper, const s
       std::snprintf(line, sizeof line,
                     "  %-16s traffic %.3f GB [%.3f]  latency %.3f ms [%.3f]  power %.2f [%.2f] (arrays %.0f%% busy)  vs lib "
                     "%+.1f%% [%+.1f%%]\n",
-                    s.c_str(), m.bytes / 1e9, p.traffic_gb, m.seconds * 1e3, p.latency_ms, m.peak_w / mega_w, p.power_proxy,
-                    100 * m.hottest_arrays_busy, vs, p.vs_library_pct);
+                    s.c_str(), gb, p.traffic_gb, ms, p.latency_ms, power, p.power_proxy, 100 * busy, vs, p.vs_library_pct);
       sum << line;
     }
     md << "\n";
@@ -182,8 +180,9 @@ Result<EdgeLlmReport> build_edgellm_report(const EdgeLlmReportOptions& o) {
     md << "### " << mb << " MB TCM\n\n";
     const std::string title = "fusion strategies, " + o.model_preset + " layer, prefill " + std::to_string(o.rows) + ", " +
                               std::to_string(mb) + " MB TCM (paper in brackets)";
-    strategy_table(fusion[mb], paper, title, md, sum);
-    strategy_json(fusion[mb], J["fusion"][std::to_string(mb)]);
+    json& f = J["fusion"][std::to_string(mb)];
+    strategy_json(fusion[mb], f);
+    strategy_table(f, paper, title, md, sum);
   }
   // Plots over TCM.
   LineChart lat{"Layer latency proxy vs TCM (" + o.model_preset + ", prefill " + std::to_string(o.rows) + ")", "TCM (MB)",
@@ -213,10 +212,11 @@ Result<EdgeLlmReport> build_edgellm_report(const EdgeLlmReportOptions& o) {
         "it, at a latency cost. In prefill the library's matmuls already keep the arrays busy, and no cluster draws "
         "more. The TCM barely matters (one row's intermediates are KBs); JSON `fusion_decode` has every size.\n\n";
   for (uint64_t mb : o.tcm_mb) {
-    strategy_json(decode[mb], J["fusion_decode"][std::to_string(mb)]);
+    json& f = J["fusion_decode"][std::to_string(mb)];
+    strategy_json(decode[mb], f);
     if (mb != o.table_tcm_mb) continue;
     md << "### " << mb << " MB TCM, decode\n\n";
-    strategy_table(decode[mb], true,
+    strategy_table(f, true,
                    "fusion strategies, " + o.model_preset + " layer, decode 1 token over " + std::to_string(o.rows) + ", " +
                        std::to_string(mb) + " MB TCM (paper in brackets)",
                    md, sum);
@@ -291,7 +291,8 @@ Result<EdgeLlmReport> build_edgellm_report(const EdgeLlmReportOptions& o) {
                 "decoder layer's graph; rope and attention, which this compiler does not lower yet, are priced faster "
                 "on the NPU model than on the SoC's GPU, so moving them off would not be the paper's full system"});
   BarChart abchart{"Ablations: latency relative to the full system", "latency / full", {"prefill", "decode", "paper"}, {}};
-  abchart.groups.resize(ab.size());
+  for (size_t i = 0; i < ab.size(); ++i)
+    abchart.groups.push_back({ab[i].name, {std::nullopt, std::nullopt, edgellm_paper::kAblation[i].latency}});
   for (bool dec : {false, true}) {
     const Metrics F = expected(t16, c, d, opt.boundaries, full, dec);
     const std::string key = dec ? "ablation_decode" : "ablation";
@@ -303,8 +304,6 @@ Result<EdgeLlmReport> build_edgellm_report(const EdgeLlmReportOptions& o) {
     for (size_t i = 0; i < ab.size(); ++i) {
       const auto& a = ab[i];
       const auto& p = edgellm_paper::kAblation[i];
-      abchart.groups[i].category = a.name;
-      if (abchart.groups[i].values.empty()) abchart.groups[i].values = {std::nullopt, std::nullopt, p.latency};
       if (a.reproduced) {
         const Metrics m = expected(t16, c, d, a.pow2_buckets ? pow2.boundaries : opt.boundaries, a.cfg, dec);
         const double l = m.seconds / F.seconds, tr = m.bytes / F.bytes, pw = m.peak_w / F.peak_w;
