@@ -1,52 +1,187 @@
 #include "compiler/api/layer_ir.h"
 
-#include <cstdio>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "compiler/api/layer_builder.h"
+#include "core/dtype.h"
+#include "core/memory_pool.h"
+#include "dialects/llm/LlmDialect.h"
+#include "graph/transformer_graph.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "model/model.h"
+
+using namespace mlir;
 
 namespace tandem::compiler {
-
 namespace {
-std::string mat(long a, long b, const char* elem = "f16") {
-  return "tensor<" + std::to_string(a) + "x" + std::to_string(b) + "x" + elem + ">";
-}
-std::string vec(long a, const char* elem = "f16") { return "tensor<" + std::to_string(a) + "x" + elem + ">"; }
-std::string fmt(double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.9e", v);
-  return b;
-}
+
+namespace llm = tandem::ir::llm;
+using graph::OpCall;
+using graph::OpKind;
+
+// Walks the op list of a one-layer model and emits the llm op of each, tracking which SSA value
+// each buffer of the pool holds (an op that writes a buffer in place gives it a new value).
+class LayerEmitter {
+ public:
+  LayerEmitter(OpBuilder& b, Location loc, const ModelConfig& c, int rows, int context, StringAttr quant)
+      : b_(b), loc_(loc), c_(c), rows_(rows), context_(context), quant_(quant) {}
+
+  // The function's arguments: the residual rows first, then each weight as the ops first read it,
+  // then the positions, the two caches and the append position.
+  Type act(int64_t width) const { return RankedTensorType::get({rows_, width}, b_.getF16Type()); }
+  Type cache() const { return RankedTensorType::get({context_, c_.kv_dim()}, b_.getF16Type()); }
+  Type weight_type(const Weight& w) const {
+    return w.rows > 1 ? RankedTensorType::get({w.rows, w.cols}, b_.getF16Type())
+                      : RankedTensorType::get({w.cols}, b_.getF16Type());
+  }
+
+  LogicalResult emit(const std::vector<OpCall>& ops, const graph::Buffers& buf, func::FuncOp fn, std::string* error) {
+    Block* body = fn.addEntryBlock();
+    b_.setInsertionPointToStart(body);
+    value_[buf.x] = body->getArgument(0);
+    for (const OpCall& op : ops) {
+      if (failed(emit_one(op, fn, error))) return failure();
+    }
+    b_.create<func::ReturnOp>(loc_, ValueRange{value_.at(buf.x)});
+    fn.setFunctionType(b_.getFunctionType(fn.getArgumentTypes(), {act(c_.dim)}));
+    return success();
+  }
+
+ private:
+  // The value a buffer holds now.
+  Value in(const float* p) const { return value_.at(p); }
+  Value weight(func::FuncOp fn, const Weight* w) {
+    auto it = weights_.find(w);
+    if (it != weights_.end()) return it->second;
+    fn.getBody().front().addArgument(weight_type(*w), loc_);
+    Value v = fn.getBody().front().getArguments().back();
+    fn.setFunctionType(b_.getFunctionType(fn.getBody().front().getArgumentTypes(), {}));
+    return weights_[w] = v;
+  }
+  Value extra(func::FuncOp fn, const std::string& key, Type t) {
+    auto it = extras_.find(key);
+    if (it != extras_.end()) return it->second;
+    fn.getBody().front().addArgument(t, loc_);
+    Value v = fn.getBody().front().getArguments().back();
+    fn.setFunctionType(b_.getFunctionType(fn.getBody().front().getArgumentTypes(), {}));
+    return extras_[key] = v;
+  }
+  Value positions(func::FuncOp fn) { return extra(fn, "pos", RankedTensorType::get({rows_}, b_.getI32Type())); }
+
+  LogicalResult emit_one(const OpCall& op, func::FuncOp fn, std::string* error) {
+    auto f32 = [&](double v) { return b_.getF32FloatAttr(float(v)); };
+    switch (op.kind) {
+      case OpKind::kGetRows: return success();  // the embedding lookup precedes the layer
+      case OpKind::kRmsNorm: {
+        Value g = weight(fn, op.weight);
+        value_[op.out.data] = b_.create<llm::RmsNormOp>(loc_, in(op.a.data).getType(), in(op.a.data), g, f32(op.eps),
+                                                        StringAttr(), StringAttr());
+        return success();
+      }
+      case OpKind::kMatmul: {
+        Value w = weight(fn, op.weight);
+        value_[op.out.data] = b_.create<llm::LinearOp>(loc_, act(op.weight->rows), in(op.a.data), w, quant_, StringAttr(),
+                                                       StringAttr(), StringAttr());
+        return success();
+      }
+      case OpKind::kAddBias: {
+        Value bias = weight(fn, op.weight);
+        value_[op.out.data] = b_.create<llm::BiasAddOp>(loc_, in(op.out.data).getType(), in(op.out.data), bias,
+                                                        StringAttr(), StringAttr());
+        return success();
+      }
+      case OpKind::kRope: {
+        value_[op.out.data] = b_.create<llm::RopeOp>(
+            loc_, in(op.out.data).getType(), in(op.out.data), positions(fn), b_.getI64IntegerAttr(op.head_dim),
+            f32(c_.rope_base), b_.getStringAttr(op.half_split ? "half_split" : "adjacent_pairs"), StringAttr(),
+            StringAttr());
+        return success();
+      }
+      case OpKind::kKvStore: {
+        Value kc = extra(fn, "kcache", cache()), vc = extra(fn, "vcache", cache());
+        Value at = extra(fn, "at", b_.getIndexType());
+        value_[op.k_cache] = b_.create<llm::KvAppendOp>(loc_, cache(), kc, in(op.a.data), at, StringAttr(), StringAttr());
+        value_[op.v_cache] = b_.create<llm::KvAppendOp>(loc_, cache(), vc, in(op.b.data), at, StringAttr(), StringAttr());
+        return success();
+      }
+      case OpKind::kAttention: {
+        value_[op.out.data] = b_.create<llm::AttentionOp>(
+            loc_, in(op.a.data).getType(), in(op.a.data), value_.at(op.k_cache), value_.at(op.v_cache),
+            b_.getI64IntegerAttr(op.n_heads), b_.getI64IntegerAttr(op.n_kv_heads), b_.getI64IntegerAttr(op.head_dim),
+            StringAttr(), StringAttr());
+        return success();
+      }
+      case OpKind::kAdd: {
+        value_[op.out.data] = b_.create<llm::AddOp>(loc_, in(op.out.data).getType(), in(op.out.data), in(op.a.data),
+                                                    StringAttr(), StringAttr());
+        return success();
+      }
+      case OpKind::kSwiglu: {
+        value_[op.out.data] = b_.create<llm::SwigluOp>(loc_, in(op.out.data).getType(), in(op.out.data), in(op.a.data),
+                                                       StringAttr(), StringAttr());
+        return success();
+      }
+    }
+    *error = "the llm dialect has no form for " + op.describe();
+    return failure();
+  }
+
+  OpBuilder& b_;
+  Location loc_;
+  const ModelConfig& c_;
+  int64_t rows_, context_;
+  StringAttr quant_;
+  std::map<const void*, Value> value_;
+  std::map<const Weight*, Value> weights_;
+  std::map<std::string, Value> extras_;
+};
+
 }  // namespace
 
-std::string decoder_layer_mlir(const ModelConfig& c, int rows, std::string_view phase, std::string_view quant) {
-  const long R = rows, D = c.dim, KV = c.kv_dim(), F = c.ffn_dim, L = c.context_length > 0 ? c.context_length : 4096;
-  const std::string q = "{quant = \"" + std::string(quant) + "\"}";
-  const std::string x = mat(R, D), kv = mat(R, KV), cache = mat(L, KV);
-  std::string s;
-  s += "// One " + c.arch_name + " decoder layer: " + std::to_string(rows) + " rows, " + std::string(phase) + ", " +
-       std::string(quant) + " weights.\n";
-  s += "func.func @layer_" + std::string(phase) + "_" + std::to_string(rows) + "(%x: " + x + ", %attn_norm: " + vec(D) +
-       ", %wq: " + mat(D, D) + ", %wk: " + mat(KV, D) + ", %wv: " + mat(KV, D) + ", %wo: " + mat(D, D) +
-       ", %ffn_norm: " + vec(D) + ", %wg: " + mat(F, D) + ", %wu: " + mat(F, D) + ", %wd: " + mat(D, F) +
-       ", %pos: " + vec(R, "i32") + ", %kcache: " + cache + ", %vcache: " + cache + ", %at: index) -> " + x +
-       " attributes {llm.phase = \"" + std::string(phase) + "\"} {\n";
-  s += "  %n = llm.rmsnorm %x, %attn_norm {eps = " + fmt(c.rms_eps) + " : f32} : " + x + ", " + vec(D) + "\n";
-  s += "  %q = llm.linear %n, %wq " + q + " : " + x + ", " + mat(D, D) + " -> " + x + "\n";
-  s += "  %k = llm.linear %n, %wk " + q + " : " + x + ", " + mat(KV, D) + " -> " + kv + "\n";
-  s += "  %v = llm.linear %n, %wv " + q + " : " + x + ", " + mat(KV, D) + " -> " + kv + "\n";
-  const std::string rope = "{head_dim = " + std::to_string(c.head_dim) + " : i64, theta = " + fmt(c.rope_base) + " : f32}";
-  s += "  %qr = llm.rope %q, %pos " + rope + " : " + x + ", " + vec(R, "i32") + "\n";
-  s += "  %kr = llm.rope %k, %pos " + rope + " : " + kv + ", " + vec(R, "i32") + "\n";
-  s += "  %kc = llm.kv_append %kcache, %kr at %at : " + cache + ", " + kv + "\n";
-  s += "  %vc = llm.kv_append %vcache, %v at %at : " + cache + ", " + kv + "\n";
-  s += "  %a = llm.attention %qr, %kc, %vc {head_dim = " + std::to_string(c.head_dim) + " : i64, num_heads = " +
-       std::to_string(c.n_heads) + " : i64, num_kv_heads = " + std::to_string(c.n_kv_heads) + " : i64} : " + x + ", " +
-       cache + ", " + cache + "\n";
-  s += "  %o = llm.linear %a, %wo " + q + " : " + x + ", " + mat(D, D) + " -> " + x + "\n";
-  s += "  %h = llm.add %x, %o : " + x + "\n";
-  s += "  %m = llm.rmsnorm %h, %ffn_norm {eps = " + fmt(c.rms_eps) + " : f32} : " + x + ", " + vec(D) + "\n";
-  s += "  %f = llm.mlp %m, %wg, %wu, %wd " + q + " : " + x + ", " + mat(F, D) + ", " + mat(F, D) + ", " + mat(D, F) + "\n";
-  s += "  %y = llm.add %h, %f : " + x + "\n";
-  s += "  return %y : " + x + "\n}\n";
-  return s;
+OwningOpRef<ModuleOp> build_decoder_layer(MLIRContext& ctx, const ModelConfig& config, int rows, std::string_view phase,
+                                          std::string_view quant, std::string* error) {
+  const std::optional<DType> type = dtype_from_name(quant);
+  if (!type || (*type != DType::F16 && *type != DType::Q8_0 && *type != DType::Q4_0)) {
+    *error = "weights stored as '" + std::string(quant) + "' have no llm form (f16, q8_0, q4_0)";
+    return nullptr;
+  }
+  // One layer of the model, shapes only: its op list is the layer's.
+  ModelConfig c = config;
+  c.n_layers = 1;
+  std::shared_ptr<Model> model = Model::shape_only(c, *type);
+  const int context = c.context_length > 0 ? c.context_length : 4096;
+  MemoryPool pool;
+  graph::BufferPlan plan(pool, c, rows, context);
+  pool.allocate_address_space_only();
+  const graph::Buffers buf = plan.bind(pool);
+  const std::vector<OpCall> ops = graph::build_forward(*model, buf, rows, 0, nullptr, false);
+
+  ctx.loadDialect<llm::LlmDialect, func::FuncDialect>();
+  OpBuilder b(&ctx);
+  const Location loc = b.getUnknownLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  const std::string name = "layer_" + std::string(phase) + "_" + std::to_string(rows);
+  LayerEmitter emit(b, loc, c, rows, context, b.getStringAttr(quant));
+  auto fn = b.create<func::FuncOp>(loc, name, b.getFunctionType({emit.act(c.dim)}, {}));
+  fn->setAttr("llm.phase", b.getStringAttr(phase));
+  if (failed(emit.emit(ops, buf, fn, error))) return nullptr;
+  return module;
+}
+
+Result<std::string> decoder_layer_mlir(const ModelConfig& c, int rows, std::string_view phase, std::string_view quant) {
+  MLIRContext ctx(MLIRContext::Threading::DISABLED);
+  std::string error;
+  OwningOpRef<ModuleOp> m = build_decoder_layer(ctx, c, rows, phase, quant, &error);
+  if (!m) return InvalidArgument("npu compiler: " + c.arch_name + " layer: " + error);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  m->print(os);
+  return text;
 }
 
 }  // namespace tandem::compiler

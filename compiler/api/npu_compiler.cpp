@@ -1,5 +1,9 @@
 #include "compiler/api/npu_compiler.h"
 
+#include <functional>
+
+#include "compiler/api/layer_builder.h"
+
 #include "dialects/npu/ProgramConversion.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -39,7 +43,13 @@ tandem::npu::oplib::MatmulSpec matmulSpecOf(DictionaryAttr d, int64_t out) {
 
 }  // namespace
 
-Result<CompiledModule> compile_mlir(std::string_view text, const CompileOptions& options) {
+namespace {
+
+// Makes the module to compile in `ctx`; null when it cannot (the reason in the diagnostics or in
+// *error).
+using ModuleSource = std::function<OwningOpRef<ModuleOp>(MLIRContext& ctx, std::string* error)>;
+
+Result<CompiledModule> compile_module(const ModuleSource& source, const CompileOptions& options) {
   DialectRegistry registry;
   registry.insert<ir::llm::LlmDialect, ir::state::StateDialect, ir::tdma::TdmaDialect, ir::npu::NpuDialect,
                   func::FuncDialect, arith::ArithDialect>();
@@ -53,8 +63,9 @@ Result<CompiledModule> compile_mlir(std::string_view text, const CompileOptions&
     os << d << "\n";
     return success();
   });
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(StringRef(text.data(), text.size()), &ctx, "input.mlir");
-  if (!module) return InvalidArgument("npu compiler: cannot parse the input:\n" + diagnostics);
+  std::string error;
+  OwningOpRef<ModuleOp> module = source(ctx, &error);
+  if (!module) return InvalidArgument("npu compiler: " + (error.empty() ? "cannot parse the input:\n" + diagnostics : error));
 
   PassManager pm(&ctx);
   // Without npu-export: each program is converted and checked against the target once, below
@@ -144,6 +155,23 @@ Result<CompiledModule> compile_mlir(std::string_view text, const CompileOptions&
   if (!diagnostics.empty() && out.programs.empty() && out.fallbacks.empty())
     return Internal("npu compiler: " + diagnostics);
   return out;
+}
+
+}  // namespace
+
+Result<CompiledModule> compile_mlir(std::string_view text, const CompileOptions& options) {
+  return compile_module(
+      [text](MLIRContext& ctx, std::string*) {
+        return parseSourceString<ModuleOp>(StringRef(text.data(), text.size()), &ctx, "input.mlir");
+      },
+      options);
+}
+
+Result<CompiledModule> compile_layer(const ModelConfig& c, int rows, std::string_view phase, std::string_view quant,
+                                     const CompileOptions& options) {
+  return compile_module(
+      [&](MLIRContext& ctx, std::string* error) { return build_decoder_layer(ctx, c, rows, phase, quant, error); },
+      options);
 }
 
 }  // namespace tandem::compiler

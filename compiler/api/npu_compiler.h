@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "model/arch.h"
 #include "npu/oplib/elementwise.h"
 #include "npu/oplib/kv_cache.h"
 #include "npu/oplib/matmul.h"
@@ -76,5 +77,11 @@ struct CompiledModule {
 // Parses `mlir` (llm dialect), runs the NPU pipeline (tandem-opt --tandem-npu-pipeline) and
 // returns the programs. Errors carry the compiler's diagnostics with their source locations.
 Result<CompiledModule> compile_mlir(std::string_view mlir, const CompileOptions& options);
+
+// One decoder layer of a model with this config, built from the runtime's op list
+// (compiler/api/layer_ir.h) at `rows` tokens of `phase`, weights stored as `quant`, compiled
+// as compile_mlir does.
+Result<CompiledModule> compile_layer(const ModelConfig& c, int rows, std::string_view phase, std::string_view quant,
+                                     const CompileOptions& options);
 
 }  // namespace tandem::compiler

@@ -11,7 +11,6 @@
 
 #include "compile_cache/cache.h"
 #include "compile_cache/sha256.h"
-#include "compiler/api/layer_ir.h"
 #include "compiler/api/npu_compiler.h"
 #include "compiler/driver/job_queue.h"
 #include "core/dtype.h"
@@ -27,10 +26,6 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-std::string order_name(npu::oplib::MatmulOrder o) {
-  return o == npu::oplib::MatmulOrder::kNaive ? "weight_stationary" : "activation_stationary";
 }
 
 
@@ -171,7 +166,7 @@ compile_cache::ProgramEntry schedule_entry(const npu::oplib::MatmulSpec& spec, c
   e.in = spec.in;
   e.format = std::string(dtype_name(spec.wtype));
   e.source_quant = p.source_quant;
-  e.order = order_name(spec.order);
+  e.order = npu::oplib::matmul_order_name(spec.order);
   e.double_buffer = spec.double_buffer;
   e.double_buffer_out = spec.double_buffer_out;
   e.arrays = npu::oplib::matmul_arrays(spec, target);
@@ -338,7 +333,7 @@ Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const Mod
     co.target_path = o.target_path;
     co.power_cap_w = v.level.cap_w;
     co.fuse = o.fuse_clusters;
-    auto compiled = compile_mlir(decoder_layer_mlir(model, int(v.rows), v.phase, v.precision), co);
+    auto compiled = compile_layer(model, int(v.rows), v.phase, v.precision, co);
     if (!compiled.ok())
       return Status(compiled.status().code(), v.phase + " " + std::to_string(v.rows) + " rows, " + v.level.name + ", " +
                                                   v.precision + ": " + compiled.status().message());

@@ -2,7 +2,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "npu/fusion/partition.h"
+#include "npu/fusion/clustering.h"
 #include "passes/Passes.h"
 #include "passes/tensor_bytes.h"
 #include "passes/matmul_spec.h"
@@ -91,10 +91,10 @@ struct FusionClusters : impl::LlmFusionClustersBase<FusionClusters> {
         g.ops.push_back(std::move(fop));
       }
       if (g.ops.empty()) continue;
-      fz::PartitionOptions po;
+      fz::ClusteringOptions po;
       po.cluster.tcm_bytes = *budget;
       po.power_cap_w = powerCap;
-      fz::Partition p = partitioner == "search"  ? fz::search_partition(g, *target, po)
+      fz::Clustering p = partitioner == "search"  ? fz::search_partition(g, *target, po)
                         : partitioner == "naive" ? fz::naive_partition(g, *target, po)
                         : partitioner == "library" ? fz::operator_library(g, *target, po.cluster)
                         : partitioner == "local" ? fz::local_fusion(g, *target, po.cluster)

@@ -11,13 +11,13 @@ std::optional<DType> weightFormat(llvm::StringRef format) {
   return std::nullopt;
 }
 
+// The verifiers admit only the two names, so an unknown one cannot reach here.
 oplib::MatmulOrder matmulOrder(llvm::StringRef dataflow) {
-  return dataflow == "weight_stationary" ? oplib::MatmulOrder::kNaive : oplib::MatmulOrder::kExchanged;
+  const Result<oplib::MatmulOrder> o = oplib::matmul_order_from_name(dataflow.str());
+  return o.ok() ? *o : oplib::MatmulOrder::kActivationStationary;
 }
 
-llvm::StringRef dataflowName(oplib::MatmulOrder order) {
-  return order == oplib::MatmulOrder::kNaive ? "weight_stationary" : "activation_stationary";
-}
+llvm::StringRef dataflowName(oplib::MatmulOrder order) { return oplib::matmul_order_name(order); }
 
 oplib::MatmulSpec matmulSpec(int64_t rows, int64_t in, int64_t out, DType format, llvm::StringRef dataflow,
                              bool double_buffer, bool double_buffer_out) {

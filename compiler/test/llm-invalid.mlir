@@ -81,6 +81,22 @@ func.func @rope(%x: tensor<4x96xf16>, %p: tensor<4xi32>) -> tensor<4x96xf16> {
 
 // -----
 
+func.func @rope_style(%x: tensor<4x128xf16>, %p: tensor<4xi32>) -> tensor<4x128xf16> {
+  // expected-error @+1 {{style must be "adjacent_pairs" or "half_split", got "interleaved"}}
+  %y = llm.rope %x, %p {head_dim = 64 : i64, theta = 10000.0 : f32, style = "interleaved"} : tensor<4x128xf16>, tensor<4xi32>
+  return %y : tensor<4x128xf16>
+}
+
+// -----
+
+func.func @bias_width(%x: tensor<4x128xf16>, %b: tensor<64xf16>) -> tensor<4x128xf16> {
+  // expected-error @+1 {{bias must be a vector of the row width 128, got 'tensor<64xf16>'}}
+  %y = llm.bias_add %x, %b : tensor<4x128xf16>, tensor<64xf16>
+  return %y : tensor<4x128xf16>
+}
+
+// -----
+
 func.func @rope_odd(%x: tensor<4x96xf16>, %p: tensor<4xi32>) -> tensor<4x96xf16> {
   // expected-error @+1 {{head_dim must be positive and even, got 3}}
   %y = llm.rope %x, %p {head_dim = 3 : i64, theta = 10000.0 : f32} : tensor<4x96xf16>, tensor<4xi32>

@@ -11,10 +11,14 @@ func.func @layer(%x: tensor<8x256xf16>, %g: tensor<256xf16>, %pos: tensor<8xi32>
   %q = llm.linear %n, %wq {quant = "q4_0"} : tensor<8x256xf16>, tensor<256x256xf16> -> tensor<8x256xf16>
   // CHECK: llm.rope %{{.*}}, %{{.*}} {head_dim = 64 : i64, theta = 5.000000e+05 : f32} : tensor<8x256xf16>, tensor<8xi32>
   %qr = llm.rope %q, %pos {head_dim = 64 : i64, theta = 500000.0 : f32} : tensor<8x256xf16>, tensor<8xi32>
+  // CHECK: llm.bias_add %{{.*}}, %{{.*}} : tensor<8x256xf16>, tensor<256xf16>
+  %qb = llm.bias_add %qr, %g : tensor<8x256xf16>, tensor<256xf16>
+  // CHECK: llm.rope %{{.*}}, %{{.*}} {head_dim = 64 : i64, style = "half_split", theta = 1.000000e+06 : f32}
+  %qh = llm.rope %qb, %pos {head_dim = 64 : i64, theta = 1000000.0 : f32, style = "half_split"} : tensor<8x256xf16>, tensor<8xi32>
   // CHECK: llm.kv_append %{{.*}}, %{{.*}} at %{{.*}} : tensor<512x128xf16>, tensor<8x128xf16>
   %kc2 = llm.kv_append %kc, %k at %off : tensor<512x128xf16>, tensor<8x128xf16>
   // CHECK: llm.attention %{{.*}} {head_dim = 64 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64}
-  %o = llm.attention %qr, %kc2, %vc {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 64 : i64}
+  %o = llm.attention %qh, %kc2, %vc {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 64 : i64}
       : tensor<8x256xf16>, tensor<512x128xf16>, tensor<512x128xf16>
   // CHECK: llm.mlp %{{.*}} {phase = "prefill", quant = "q8_0"}
   %m = llm.mlp %o, %wg, %wu, %wd {quant = "q8_0", phase = "prefill"}

@@ -3,7 +3,7 @@
 #include <map>
 #include <memory>
 
-#include "npu/fusion/partition.h"
+#include "npu/fusion/clustering.h"
 
 namespace tandem::buckets {
 
@@ -15,7 +15,7 @@ std::function<double(int64_t rows)> npu_layer_latency(const npu::TargetModel& ta
   return [=](int64_t rows) {
     if (auto it = memo->find(rows); it != memo->end()) return it->second;
     const auto graph = npu::fusion::decoder_layer_graph(target, config, uint64_t(rows), uint64_t(rows), packed);
-    npu::fusion::PartitionOptions o;
+    npu::fusion::ClusteringOptions o;
     o.cluster.tcm_bytes = target.tcm.bytes;
     const double s = npu::fusion::search_partition(graph, target, o).seconds;
     (*memo)[rows] = s;

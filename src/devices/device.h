@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "graph/op.h"
 #include "model/model.h"
 
 namespace tandem::devices {
@@ -28,66 +29,13 @@ struct DeviceCaps {
   std::string detail;           // one line: ISA, OpenCL version, NPU target, ...
 };
 
-// The ops of the forward pass, as every device receives them.
-enum class OpKind { kGetRows, kRmsNorm, kMatmul, kAddBias, kRope, kKvStore, kAttention, kSwiglu, kAdd };
-const char* op_kind_name(OpKind k);
-
-// An fp32 activation in shared memory: rows x cols, row stride ld (elements).
-struct Act {
-  float* data = nullptr;
-  int64_t rows = 0, cols = 0, ld = 0;
-  // Rows the underlying buffer holds from `data` on (0: just `rows`). Rows past `rows` are
-  // scratch this call may not rely on: a static-shape device may pad into them in place, reading
-  // whatever is there and writing results nobody reads, instead of copying into a staging buffer.
-  int64_t capacity = 0;
-  int64_t capacity_rows() const { return capacity > rows ? capacity : rows; }
-};
-
-// One op invocation with everything a device needs. Which fields an op reads:
-//   get_rows   weight (embedding), ids[out.rows]            -> out
-//   rmsnorm    a, weight (gain), eps                        -> out
-//   matmul     a (x), weight rows [row_begin, row_end)      -> out columns [row_begin, row_end)
-//              (a row range is how a weight-centric split gives each device its share; each
-//              device writes only its columns, so merging a split costs nothing)
-//   add_bias   weight (bias)                                -> out (in place)
-//   rope       cos/sin [out.rows x head_dim/2], n_heads, head_dim, half_split -> out (in place)
-//   kv_store   a (k), b (v), kv_dim = a.cols, n_past, context -> k_cache, v_cache
-//   attention  a (q), k_cache, v_cache, n_heads, n_kv_heads, head_dim, n_past, context -> out
-//   swiglu     a (up)                                       -> out (gate, in place)
-//   add        a                                            -> out (in place, residual)
-struct OpCall {
-  OpKind kind = OpKind::kMatmul;
-  const Weight* weight = nullptr;
-  int64_t row_begin = 0, row_end = 0;
-  Act a, b, out;
-  const int32_t* ids = nullptr;
-  float eps = 0;
-  int n_heads = 0, n_kv_heads = 0, head_dim = 0, n_past = 0, context = 0;
-  const float* cos = nullptr;
-  const float* sin = nullptr;
-  bool half_split = false;
-  float* k_cache = nullptr;  // keys [context x kv_dim]
-  float* v_cache = nullptr;  // values transposed [kv_dim x context]
-
-  // A matmul of weight rows [row_begin, row_end) of x (m rows, stride ldx) into y (stride ldy).
-  static OpCall matmul(const Weight* w, int64_t row_begin, int64_t row_end, const float* x, int64_t m,
-                       int64_t ldx, float* y, int64_t ldy);
-  std::string describe() const;  // for errors and traces
-};
-
-// A graph a static-shape device builds ahead of time: one op at a fixed shape (for a matmul,
-// a weight's row range at a fixed number of activation rows; for an elementwise op, its rows x
-// cols, and for rmsnorm the gain weight and eps that are baked into the graph).
-struct GraphSpec {
-  OpKind kind = OpKind::kMatmul;
-  const Weight* weight = nullptr;
-  int64_t row_begin = 0, row_end = 0;
-  int64_t m = 0;     // activation rows
-  int64_t cols = 0;  // output columns (the full width; a matmul writes [row_begin, row_end) of it)
-  float eps = 0;     // rmsnorm
-  static GraphSpec of(const OpCall& call);
-  std::string key() const;  // identifies the graph in the device's cache
-};
+// The ops (graph/op.h) are the graph's vocabulary; devices receive them by these names.
+using graph::Act;
+using graph::GraphSpec;
+using graph::OpCall;
+using graph::OpKind;
+using graph::op_kind_name;
+using graph::validate_call;
 
 struct PrepareReport {
   bool cached = false;        // the graph was already built
@@ -140,8 +88,5 @@ class Device {
   // Bytes copied between host and device memory so far (0 on unified memory used in place).
   virtual uint64_t bytes_copied() const { return 0; }
 };
-
-// Checks every device's preconditions; the message names the op, the field and the value.
-Status validate_call(const OpCall& call);
 
 }  // namespace tandem::devices

@@ -12,7 +12,12 @@ std::vector<std::string> device_names() { return {"cpu", "opencl", "npu"}; }
 
 Result<std::unique_ptr<Device>> open_device(const std::string& name, std::shared_ptr<const Model> model,
                                             int n_threads) {
-  if (name == "cpu") return std::unique_ptr<Device>(new CpuDevice(n_threads));
+  if (name == "cpu") {
+    if (n_threads < 1 || n_threads > 512) {
+      return InvalidArgument("threads: " + std::to_string(n_threads) + " is out of range (1..512)");
+    }
+    return std::unique_ptr<Device>(new CpuDevice(n_threads));
+  }
   if (name == "npu") {
     TANDEM_ASSIGN_OR_RETURN(npu::TargetModel t, npu::TargetModel::load_default());
     return std::unique_ptr<Device>(new NpuDevice(std::move(t)));

@@ -6,9 +6,6 @@
 
 namespace tandem::graph {
 
-using devices::Act;
-using devices::OpCall;
-using devices::OpKind;
 
 BufferPlan::BufferPlan(MemoryPool& pool, const ModelConfig& c, int max_batch, int context, int slot_rows)
     : max_batch_(max_batch), context_(context), slot_rows_(std::max(slot_rows, max_batch)) {

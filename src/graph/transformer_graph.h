@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "devices/device.h"
+#include "graph/op.h"
 #include "model/model.h"
-#include "runtime/memory_pool.h"
+#include "core/memory_pool.h"
 
 namespace tandem::graph {
 
@@ -46,9 +46,9 @@ void prepare_chunk(const ModelConfig& cfg, const Buffers& b, const int32_t* toke
 // matmul cover the last row only unless all_logits; logits go to `logits` (n_vocab per row).
 // A matmul of a decoder layer (the ops a partition strategy may split between devices); the
 // vocabulary projection stays whole.
-bool is_layer_matmul(const Model& model, const devices::OpCall& op);
+bool is_layer_matmul(const Model& model, const OpCall& op);
 
-std::vector<devices::OpCall> build_forward(const Model& model, const Buffers& b, int n, int n_past,
+std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, int n_past,
                                            float* logits, bool all_logits);
 
 }  // namespace tandem::graph

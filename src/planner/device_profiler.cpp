@@ -33,7 +33,7 @@ const Weight* find_weight(const Model& model, int64_t rows, int64_t cols) {
 }
 
 // Wall time of one call: a warm-up run, then the median of `reps` submit + wait.
-Result<double> time_call(devices::Device& d, const devices::OpCall& c, int reps, double* submit_s = nullptr) {
+Result<double> time_call(devices::Device& d, const graph::OpCall& c, int reps, double* submit_s = nullptr) {
   std::vector<double> t, sub;
   for (int r = 0; r <= reps; ++r) {
     const auto t0 = Clock::now();
@@ -82,8 +82,8 @@ double measure_poll() {
 
 // One GPU -> NPU handoff under `mode`: the two-kernel graph minus each kernel alone, on the
 // RealDriver (medians of runs after a few that teach the fast protocol its prediction).
-Result<double> handoff_seconds(devices::Device& gpu, devices::Device& npu, const devices::OpCall& g_call,
-                               const devices::OpCall& n_call, SyncMode mode) {
+Result<double> handoff_seconds(devices::Device& gpu, devices::Device& npu, const graph::OpCall& g_call,
+                               const graph::OpCall& n_call, SyncMode mode) {
   RealDriver driver({{"opencl", &gpu}, {"npu", &npu}}, mode);
   auto graph = [&](bool with_gpu, bool with_npu) {
     TaskGraph g;
@@ -157,9 +157,9 @@ Result<DeviceProfile> profile_devices(devices::Device& gpu, devices::Device& npu
     for (int64_t n : lengths) {
       std::vector<float> x(size_t(n * j.in)), y(size_t(n * j.parent_rows));
       for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 13) - 6) * 0.05f;
-      const devices::OpCall call = devices::OpCall::matmul(w, 0, j.rows, x.data(), n, j.in, y.data(), j.parent_rows);
+      const graph::OpCall call = graph::OpCall::matmul(w, 0, j.rows, x.data(), n, j.in, y.data(), j.parent_rows);
       TANDEM_ASSIGN_OR_RETURN(double g, time_call(gpu, call, reps));
-      TANDEM_ASSIGN_OR_RETURN(devices::PrepareReport pr, npu.prepare(devices::GraphSpec::of(call)));
+      TANDEM_ASSIGN_OR_RETURN(devices::PrepareReport pr, npu.prepare(graph::GraphSpec::of(call)));
       if (!pr.cached) {
         prep_bytes.push_back(double(n * (j.in + j.rows) * 2));
         prep_s.push_back(pr.prepare_seconds);
@@ -189,9 +189,9 @@ Result<DeviceProfile> profile_devices(devices::Device& gpu, devices::Device& npu
   });
   const Weight* w = find_weight(model, small.parent_rows, small.in);
   std::vector<float> x(size_t(small.in), 0.01f), y1(size_t(small.parent_rows)), y2(size_t(small.parent_rows));
-  const devices::OpCall g_call = devices::OpCall::matmul(w, 0, small.rows, x.data(), 1, small.in, y1.data(), small.parent_rows);
-  const devices::OpCall n_call = devices::OpCall::matmul(w, 0, small.rows, x.data(), 1, small.in, y2.data(), small.parent_rows);
-  TANDEM_RETURN_IF_ERROR(npu.prepare(devices::GraphSpec::of(n_call)).status());
+  const graph::OpCall g_call = graph::OpCall::matmul(w, 0, small.rows, x.data(), 1, small.in, y1.data(), small.parent_rows);
+  const graph::OpCall n_call = graph::OpCall::matmul(w, 0, small.rows, x.data(), 1, small.in, y2.data(), small.parent_rows);
+  TANDEM_RETURN_IF_ERROR(npu.prepare(graph::GraphSpec::of(n_call)).status());
   TANDEM_ASSIGN_OR_RETURN(h.gpu_roundtrip_s, time_call(gpu, g_call, 20, &h.gpu_submit_s));
   TANDEM_ASSIGN_OR_RETURN(h.npu_roundtrip_s, time_call(npu, n_call, 20, &h.npu_submit_s));
   TANDEM_ASSIGN_OR_RETURN(db.sync_fast_s, handoff_seconds(gpu, npu, g_call, n_call, SyncMode::kFast));

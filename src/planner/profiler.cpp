@@ -33,7 +33,7 @@ Task matmul_task(const Weight& w, int64_t n, const std::string& device, int64_t 
   if (rows < 0) rows = w.rows;
   Task t;
   t.device = device;
-  t.call = devices::OpCall::matmul(&w, 0, rows, fake(0), n, w.cols, fake(1), rows);
+  t.call = graph::OpCall::matmul(&w, 0, rows, fake(0), n, w.cols, fake(1), rows);
   t.label = device + " " + std::to_string(rows) + "x" + std::to_string(w.cols) + " n=" + std::to_string(n);
   return t;
 }

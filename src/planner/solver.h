@@ -12,7 +12,7 @@
 #include "planner/cost_db.h"
 #include "planner/perf_model.h"
 #include "runtime/partition.h"
-#include "runtime/real_driver.h"
+#include "runtime/sync/sync_mode.h"
 
 namespace tandem::planner {
 

@@ -11,7 +11,7 @@
 #include "buckets/bucket_optimizer.h"
 #include "buckets/layer_latency.h"
 #include "model/gen_model.h"
-#include "npu/fusion/partition.h"
+#include "npu/fusion/clustering.h"
 #include "report/edgellm_paper.h"
 #include "report/svg_chart.h"
 
@@ -46,10 +46,10 @@ struct Metrics {
 // bursts), unless the power constraint is off.
 Metrics layer_metrics(const npu::TargetModel& t, const ModelConfig& c, uint64_t rows, uint64_t context, const Config& cfg) {
   const fz::FusionGraph g = fz::decoder_layer_graph(t, c, rows, context, cfg.weights);
-  fz::PartitionOptions o;
+  fz::ClusteringOptions o;
   o.cluster.tcm_bytes = t.tcm.bytes;
   o.cluster.double_buffer = cfg.double_buffer;
-  fz::Partition p;
+  fz::Clustering p;
   if (cfg.strategy == "operator library") p = fz::operator_library(g, t, o.cluster);
   else if (cfg.strategy == "local fusion") p = fz::local_fusion(g, t, o.cluster);
   else if (cfg.strategy == "mega fusion") p = fz::mega_fusion(g, t, o.cluster);
@@ -148,7 +148,7 @@ Result<EdgeLlmReport> build_edgellm_report(const EdgeLlmReportOptions& o) {
   md << "# EdgeLLM-MLIR on tandem's compiler cost model\n\n"
      << "Every number is a prediction of tandem's analytical model: the decoder layer's operator graph "
         "(`src/npu/fusion/fusion_graph.h`) priced on the NPU cost model the npu device's executor also charges "
-        "(`src/npu/cost_model.h`), partitioned into fusion clusters (`src/npu/fusion/partition.h`), on target **"
+        "(`src/npu/cost_model.h`), partitioned into fusion clusters (`src/npu/fusion/clustering.h`), on target **"
      << base.name << "** with its TCM swept over";
   for (uint64_t mb : o.tcm_mb) md << " " << mb;
   md << " MB. Model: **" << o.model_preset << "** (" << c.describe() << "), W4A16 (q4_0 weights). Paper values: "

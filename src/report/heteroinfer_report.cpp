@@ -68,10 +68,10 @@ struct Scenario {
   std::string model;
   std::string config;  // a strategy name, "hetero-tensor" (the fast-sync plan) or "plan-blocking"
   SyncMode sync = SyncMode::kFast;
-  MatmulOrder order = MatmulOrder::kExchanged;
+  MatmulOrder order = MatmulOrder::kActivationStationary;
   int prompt = 256, gen = 0;
   std::string key() const {
-    return model + "|" + config + "|" + sync_mode_name(sync) + "|" + (order == MatmulOrder::kNaive ? "naive" : "exch") + "|" +
+    return model + "|" + config + "|" + sync_mode_name(sync) + "|" + (order == MatmulOrder::kWeightStationary ? "naive" : "exch") + "|" +
            std::to_string(prompt) + "|" + std::to_string(gen);
   }
 };
@@ -221,7 +221,7 @@ Result<HeteroInferReport> build_heteroinfer_report(const HeteroInferReportOption
   std::map<std::string, std::map<int, double>> prefill;  // config -> length -> tok/s
   for (int n : o.prefill_lengths)
     for (const std::string& c : prefill_configs) {
-      TANDEM_ASSIGN_OR_RETURN(sim::SimulateResult r, R.run({M, c, SyncMode::kFast, MatmulOrder::kExchanged, n, 0}));
+      TANDEM_ASSIGN_OR_RETURN(sim::SimulateResult r, R.run({M, c, SyncMode::kFast, MatmulOrder::kActivationStationary, n, 0}));
       prefill[c][n] = r.prefill_tok_s;
     }
   {
@@ -264,7 +264,7 @@ Result<HeteroInferReport> build_heteroinfer_report(const HeteroInferReportOption
     for (int n : o.dynamic_lengths) {
       std::map<std::string, sim::SimulateResult> r;
       for (const std::string& c : dyn_configs) {
-        TANDEM_ASSIGN_OR_RETURN(r[c], R.run({M, c, SyncMode::kFast, MatmulOrder::kExchanged, n, 0}));
+        TANDEM_ASSIGN_OR_RETURN(r[c], R.run({M, c, SyncMode::kFast, MatmulOrder::kActivationStationary, n, 0}));
       }
       const double ht = r["hetero-tensor"].prefill_tok_s;
       auto vs = [&](const std::string& c, std::optional<double> paper_v) {
@@ -295,8 +295,8 @@ Result<HeteroInferReport> build_heteroinfer_report(const HeteroInferReportOption
     BarChart chart{"Decode after a " + std::to_string(o.decode_prompt) + "-token prompt", "tok/s", {"gpu-only", "hetero-tensor", "paper hetero-tensor"}, {}};
     json rows = json::array();
     for (const std::string& m : o.decode_models) {
-      TANDEM_ASSIGN_OR_RETURN(decode_gpu[m], R.run({m, "gpu-only", SyncMode::kFast, MatmulOrder::kExchanged, o.decode_prompt, o.decode_gen}));
-      TANDEM_ASSIGN_OR_RETURN(decode_ht[m], R.run({m, "hetero-tensor", SyncMode::kFast, MatmulOrder::kExchanged, o.decode_prompt, o.decode_gen}));
+      TANDEM_ASSIGN_OR_RETURN(decode_gpu[m], R.run({m, "gpu-only", SyncMode::kFast, MatmulOrder::kActivationStationary, o.decode_prompt, o.decode_gen}));
+      TANDEM_ASSIGN_OR_RETURN(decode_ht[m], R.run({m, "hetero-tensor", SyncMode::kFast, MatmulOrder::kActivationStationary, o.decode_prompt, o.decode_gen}));
       const auto pd = paper_decode(m);
       t.row({m, f(decode_gpu[m].decode_tok_s, 2), f(decode_gpu[m].decode_gb_s), f(decode_ht[m].decode_tok_s, 2), f(decode_ht[m].decode_gb_s),
              opt(pd, 2), ratio(decode_ht[m].decode_tok_s, pd), m == "llama3-8b" ? f(paper::kDecodeGbsGpu) + " → " + f(paper::kDecodeGbsHetero) : "-"});
@@ -318,14 +318,14 @@ Result<HeteroInferReport> build_heteroinfer_report(const HeteroInferReportOption
     Table t({"phase", "config", "blocking", "fast", "fast / blocking", "paper"});
     json rows = json::array();
     for (const std::string& c : {std::string("hetero-layer"), std::string("hetero-tensor")}) {
-      TANDEM_ASSIGN_OR_RETURN(auto b, R.run({M, c, SyncMode::kBlocking, MatmulOrder::kExchanged, 256, 0}));
-      TANDEM_ASSIGN_OR_RETURN(auto fa, R.run({M, c, SyncMode::kFast, MatmulOrder::kExchanged, 256, 0}));
+      TANDEM_ASSIGN_OR_RETURN(auto b, R.run({M, c, SyncMode::kBlocking, MatmulOrder::kActivationStationary, 256, 0}));
+      TANDEM_ASSIGN_OR_RETURN(auto fa, R.run({M, c, SyncMode::kFast, MatmulOrder::kActivationStationary, 256, 0}));
       const double paper_gain = c == "hetero-layer" ? paper::kFastSyncPrefillLayer : paper::kFastSyncPrefillTensor;
       t.row({"prefill 256 tok/s", c, f(b.prefill_tok_s), f(fa.prefill_tok_s), f(fa.prefill_tok_s / b.prefill_tok_s, 2), f(paper_gain, 3)});
       rows.push_back({{"phase", "prefill"}, {"config", c}, {"blocking", b.prefill_tok_s}, {"fast", fa.prefill_tok_s}, {"paper_gain", paper_gain}});
     }
     for (const std::string& m : o.decode_models) {
-      TANDEM_ASSIGN_OR_RETURN(decode_ht_blocking[m], R.run({m, "hetero-tensor", SyncMode::kBlocking, MatmulOrder::kExchanged, o.decode_prompt, o.decode_gen}));
+      TANDEM_ASSIGN_OR_RETURN(decode_ht_blocking[m], R.run({m, "hetero-tensor", SyncMode::kBlocking, MatmulOrder::kActivationStationary, o.decode_prompt, o.decode_gen}));
       const double b = decode_ht_blocking[m].decode_tok_s, fa = decode_ht[m].decode_tok_s;
       const double paper_gain = m == "llama3-8b" ? paper::kFastSyncDecodeLlama8b : paper::kFastSyncDecodeOthers;
       t.row({"decode tok/s (" + m + ")", "hetero-tensor", f(b, 2), f(fa, 2), f(fa / b, 2), f(paper_gain, 2) + (m == "llama3-8b" ? "" : " (~)")});
@@ -344,12 +344,12 @@ Result<HeteroInferReport> build_heteroinfer_report(const HeteroInferReportOption
     struct StepDef { std::string name; Scenario s; double paper_gain; };
     const int L = o.ablation_length;
     const std::vector<StepDef> steps = {
-        {"GPU only", {M, "gpu-only", SyncMode::kBlocking, MatmulOrder::kExchanged, L, 0}, 0},
-        {"naive NPU (padding, no order exchange)", {M, "padding", SyncMode::kBlocking, MatmulOrder::kNaive, L, 0}, 1.0 / paper::kAblationGpuOverNaive},
-        {"+ activation-centric", {M, "activation-centric", SyncMode::kBlocking, MatmulOrder::kNaive, L, 0}, paper::kAblationActivationCentric},
-        {"+ order exchange", {M, "activation-centric", SyncMode::kBlocking, MatmulOrder::kExchanged, L, 0}, paper::kAblationOrderExchange},
-        {"+ weight-centric (solver, blocking sync)", {M, "plan-blocking", SyncMode::kBlocking, MatmulOrder::kExchanged, L, 0}, paper::kAblationWeightCentric},
-        {"+ fast sync (hetero-tensor)", {M, "hetero-tensor", SyncMode::kFast, MatmulOrder::kExchanged, L, 0}, paper::kAblationFastSync},
+        {"GPU only", {M, "gpu-only", SyncMode::kBlocking, MatmulOrder::kActivationStationary, L, 0}, 0},
+        {"naive NPU (padding, no order exchange)", {M, "padding", SyncMode::kBlocking, MatmulOrder::kWeightStationary, L, 0}, 1.0 / paper::kAblationGpuOverNaive},
+        {"+ activation-centric", {M, "activation-centric", SyncMode::kBlocking, MatmulOrder::kWeightStationary, L, 0}, paper::kAblationActivationCentric},
+        {"+ order exchange", {M, "activation-centric", SyncMode::kBlocking, MatmulOrder::kActivationStationary, L, 0}, paper::kAblationOrderExchange},
+        {"+ weight-centric (solver, blocking sync)", {M, "plan-blocking", SyncMode::kBlocking, MatmulOrder::kActivationStationary, L, 0}, paper::kAblationWeightCentric},
+        {"+ fast sync (hetero-tensor)", {M, "hetero-tensor", SyncMode::kFast, MatmulOrder::kActivationStationary, L, 0}, paper::kAblationFastSync},
     };
     Table t({"step", "prefill tok/s", "step gain", "paper step gain", "vs GPU", "paper vs GPU"});
     BarChart chart{"Prefill ablation, " + M + " seq " + std::to_string(L), "speed vs GPU only", {"ours", "paper"}, {}};
@@ -380,7 +380,7 @@ Result<HeteroInferReport> build_heteroinfer_report(const HeteroInferReportOption
     Table t({"config", "energy J (prompt 256, 32 out)", "prefill W", "vs gpu-only", "paper vs gpu-only", "vs hetero-layer", "paper vs hetero-layer"});
     std::map<std::string, sim::SimulateResult> r;
     for (const std::string& c : {std::string("gpu-only"), std::string("hetero-layer"), std::string("hetero-tensor")}) {
-      TANDEM_ASSIGN_OR_RETURN(r[c], R.run({M, c, SyncMode::kFast, MatmulOrder::kExchanged, 256, 32}));
+      TANDEM_ASSIGN_OR_RETURN(r[c], R.run({M, c, SyncMode::kFast, MatmulOrder::kActivationStationary, 256, 32}));
     }
     energy_gpu = r["gpu-only"].energy_j;
     energy_layer = r["hetero-layer"].energy_j;
@@ -407,7 +407,7 @@ Result<HeteroInferReport> build_heteroinfer_report(const HeteroInferReportOption
     const double p8b = paper::kPrefill256Llama8bTensor * prefill_scale, p18 = paper::kPrefill256Internlm18bTensor * prefill_scale;
     if (pt.count(256) && M == "llama3-8b") t.row({"prefill 256, Llama-8B, tok/s", f(pt[256]), f(p8b), ratio(pt[256], p8b)});
     if (std::find(o.decode_models.begin(), o.decode_models.end(), "internlm2-1.8b") != o.decode_models.end()) {
-      TANDEM_ASSIGN_OR_RETURN(auto r, R.run({"internlm2-1.8b", "hetero-tensor", SyncMode::kFast, MatmulOrder::kExchanged, 256, 0}));
+      TANDEM_ASSIGN_OR_RETURN(auto r, R.run({"internlm2-1.8b", "hetero-tensor", SyncMode::kFast, MatmulOrder::kActivationStationary, 256, 0}));
       t.row({"prefill 256, InternLM-1.8B, tok/s", f(r.prefill_tok_s), f(p18), ratio(r.prefill_tok_s, p18)});
     }
     if (pt.count(256) && prefill["hetero-layer"].count(256)) {
@@ -432,7 +432,7 @@ Result<HeteroInferReport> build_heteroinfer_report(const HeteroInferReportOption
 
   // --- sensitivity ------------------------------------------------------------------------------
   if (o.sensitivity) {
-    const Scenario base{M, "hetero-tensor", SyncMode::kFast, MatmulOrder::kExchanged, 256, 8};
+    const Scenario base{M, "hetero-tensor", SyncMode::kFast, MatmulOrder::kActivationStationary, 256, 8};
     TANDEM_ASSIGN_OR_RETURN(auto b, R.run(base));
     struct Knob { std::string name; std::function<void(sim::SocModel&)> apply; };
     const std::vector<Knob> knobs = {

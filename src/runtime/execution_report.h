@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "runtime/memory_pool.h"
+#include "core/memory_pool.h"
 
 namespace tandem {
 
@@ -18,7 +18,7 @@ struct DeviceUsage {
 };
 
 struct ExecutionReport {
-  std::string executor;  // "cpu", "graph on opencl", "opencl+npu hybrid", ...
+  std::string forward;  // what ran: "op graph on cpu", "opencl+npu hybrid", ...
   // Memory pool: one block; a few activation slots reused by every layer.
   uint64_t pool_bytes = 0;
   uint64_t pool_regions = 0;
@@ -43,9 +43,9 @@ struct ExecutionReport {
 };
 
 // A report with the pool's part filled in.
-inline ExecutionReport report_with_pool(std::string executor, const MemoryPool& pool) {
+inline ExecutionReport report_with_pool(std::string forward, const MemoryPool& pool) {
   ExecutionReport r;
-  r.executor = std::move(executor);
+  r.forward = std::move(forward);
   r.pool_bytes = pool.total_bytes();
   r.pool_regions = pool.region_count();
   r.activation_slots = pool.slot_count();

@@ -1,50 +1,35 @@
 #include "runtime/graph_forward.h"
 
-#include <algorithm>
 #include <chrono>
+
+#include "devices/registry.h"
 
 namespace tandem {
 
 Result<std::unique_ptr<GraphForward>> GraphForward::create(std::shared_ptr<const Model> model,
                                                            std::unique_ptr<devices::Device> device, int context,
                                                            int max_batch) {
-  std::unique_ptr<GraphForward> g(new GraphForward());
-  const ModelConfig& c = model->config();
-  if (context <= 0) context = std::min(c.context_length, 4096);
-  max_batch = std::max(1, std::min(max_batch, context));
-  graph::BufferPlan plan(g->memory_, c, max_batch, context);
+  if (!model) return InvalidArgument("forward: no model");
+  if (!device) return InvalidArgument("forward: no device");
+  TANDEM_ASSIGN_OR_RETURN(ForwardShape shape, ForwardShape::resolve(model->config(), context, max_batch));
+  std::unique_ptr<GraphForward> g(new GraphForward(std::move(model)));
+  graph::BufferPlan plan(g->memory_, g->model_->config(), shape.max_batch, shape.context);
   TANDEM_RETURN_IF_ERROR(g->memory_.allocate());
   g->buffers_ = plan.bind(g->memory_);
-  // Unified memory: the device maps the whole pool once; no op copies anything.
   TANDEM_RETURN_IF_ERROR(device->map_shared_memory(g->memory_.get(0), g->memory_.total_bytes()));
-  g->model_ = std::move(model);
   g->device_ = std::move(device);
   return g;
 }
 
-Status GraphForward::eval(std::span<const TokenId> tokens, int n_past, float* logits, bool all_logits) {
-  const ModelConfig& c = model_->config();
-  if (tokens.empty()) return InvalidArgument("eval: no tokens");
-  if (n_past < 0 || size_t(n_past) + tokens.size() > size_t(buffers_.context)) {
-    return OutOfRange("eval: positions exceed the context of " + std::to_string(buffers_.context) + " tokens");
-  }
-  for (size_t done = 0; done < tokens.size();) {
-    const int n = int(std::min(tokens.size() - done, size_t(buffers_.max_batch)));
-    const bool last = done + size_t(n) == tokens.size();
-    float* out = all_logits ? logits + done * size_t(c.n_vocab) : (last ? logits : nullptr);
-    graph::prepare_chunk(c, buffers_, tokens.data() + done, n, n_past + int(done));
-    for (const devices::OpCall& op : graph::build_forward(*model_, buffers_, n, n_past + int(done), out, all_logits)) {
-      if (!device_->supports(op)) {
-        return Unsupported(device_->name() + ": cannot run " + op.describe());
-      }
-      const auto t0 = std::chrono::steady_clock::now();
-      TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<devices::Completion> done_op, device_->submit(op));
-      TANDEM_RETURN_IF_ERROR(done_op->wait());
-      usage_.tasks++;
-      usage_.busy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      usage_.device_seconds += done_op->device_seconds();
-    }
-    done += size_t(n);
+Status GraphForward::run_ops(const std::vector<graph::OpCall>& ops) {
+  for (const graph::OpCall& op : ops) {
+    if (!device_->supports(op)) return Unsupported(device_->name() + ": cannot run " + op.describe());
+    const auto t0 = std::chrono::steady_clock::now();
+    TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<devices::Completion> done, device_->submit(op));
+    TANDEM_RETURN_IF_ERROR(done->wait());
+    usage_.tasks++;
+    usage_.busy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    usage_.device_seconds += done->device_seconds();
   }
   return Status::Ok();
 }
@@ -55,6 +40,11 @@ ExecutionReport GraphForward::execution_report() const {
   r.tasks = usage_.tasks;
   r.devices[device_->name()] = usage_;
   return r;
+}
+
+Result<std::unique_ptr<GraphForward>> make_cpu_forward(std::shared_ptr<const Model> model, CpuForwardOptions o) {
+  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<devices::Device> cpu, devices::open_device("cpu", model, o.n_threads));
+  return GraphForward::create(std::move(model), std::move(cpu), o.context, o.max_batch);
 }
 
 }  // namespace tandem

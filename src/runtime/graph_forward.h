@@ -1,37 +1,40 @@
-// A forward pass that runs the transformer's op list (graph/) on any one device through the
-// device contract. The heterogeneous executor builds on the same op list; this single-device
-// form is what every device must get right first (it is tested against the cpu fast path).
+// The decoder on one device: every op of the graph submitted in order to that device through the
+// contract, and waited for. A cpu-only run is this over the cpu device (`tandem run` without
+// --devices); opencl-only and npu-only runs are this over theirs. Several devices at once go
+// through a partition and the driver instead (runtime/hetero_forward.h).
 #pragma once
 
 #include <memory>
-#include <span>
 
 #include "devices/device.h"
-#include "graph/transformer_graph.h"
-#include "runtime/forward.h"
-#include "runtime/memory_pool.h"
+#include "runtime/decoder_forward.h"
 
 namespace tandem {
 
-class GraphForward final : public Forward {
+class GraphForward final : public DecoderForward {
  public:
-  // context 0: min(model context, 4096). The device's shared memory is registered here.
+  // The device maps the pool here (unified memory: no op copies anything).
   static Result<std::unique_ptr<GraphForward>> create(std::shared_ptr<const Model> model,
                                                       std::unique_ptr<devices::Device> device, int context,
                                                       int max_batch);
-  Status eval(std::span<const TokenId> tokens, int n_past, float* logits, bool all_logits = false) override;
   devices::Device& device() { return *device_; }
-  std::string memory_report() const override { return memory_.describe(); }
   ExecutionReport execution_report() const override;
-  int context() const override { return buffers_.context; }
 
  private:
-  GraphForward() = default;
-  std::shared_ptr<const Model> model_;
+  using DecoderForward::DecoderForward;
+  Status run_ops(const std::vector<graph::OpCall>& ops) override;
   std::unique_ptr<devices::Device> device_;
-  MemoryPool memory_;
-  graph::Buffers buffers_;
   DeviceUsage usage_;
 };
+
+// What a cpu-only forward is sized by.
+struct CpuForwardOptions {
+  int n_threads = 2;
+  int context = 0;      // KV cache length in tokens; 0: min(model context, 4096)
+  int max_batch = 512;  // tokens per prefill chunk
+};
+
+// The decoder on the cpu device: the default when no --devices is given.
+Result<std::unique_ptr<GraphForward>> make_cpu_forward(std::shared_ptr<const Model> model, CpuForwardOptions options);
 
 }  // namespace tandem

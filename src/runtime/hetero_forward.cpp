@@ -10,12 +10,13 @@
 namespace tandem {
 
 Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<const Model> model, HeteroOptions o) {
-  std::unique_ptr<HeteroForward> h(new HeteroForward());
+  if (!model) return InvalidArgument("forward: no model");
   const ModelConfig& c = model->config();
-  const int context = o.context > 0 ? o.context : std::min(c.context_length, 4096);
-  const int max_batch = std::max(1, std::min(o.max_batch, context));
+  TANDEM_ASSIGN_OR_RETURN(ForwardShape shape, ForwardShape::resolve(c, o.context, o.max_batch));
+  std::unique_ptr<HeteroForward> h(new HeteroForward(model));
   // Slots hold the chunk padded up to the next standard length, so padding happens in place.
-  graph::BufferPlan plan(h->memory_, c, max_batch, context, slot_rows_for(max_batch, o.partition.standard_lengths));
+  graph::BufferPlan plan(h->memory_, c, shape.max_batch, shape.context,
+                         slot_rows_for(shape.max_batch, o.partition.standard_lengths));
   // Staging for padded NPU runs: the largest standard length by the widest row.
   const int64_t pad_rows = o.partition.standard_lengths.empty()
                                ? 1 : *std::max_element(o.partition.standard_lengths.begin(), o.partition.standard_lengths.end());
@@ -58,7 +59,7 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   }
   devices::Device* npu = h->devices_.at(o.partition.npu).get();
   bool warned = false;
-  auto npu_can_run = [npu, warned](const devices::GraphSpec& spec) mutable {
+  auto npu_can_run = [npu, warned](const graph::GraphSpec& spec) mutable {
     Result<devices::PrepareReport> r = npu->prepare(spec);
     if (!r.ok() && !warned) {
       std::fprintf(stderr, "tandem: warning: npu cannot run %s (%s); that part runs on the GPU\n", spec.key().c_str(),
@@ -70,7 +71,6 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   PadScratch pad{h->memory_.get_as<float>(pad_x), h->memory_.get_as<float>(pad_y), pad_rows, pad_cols};
   h->partitioner_ = std::make_unique<Partitioner>(o.partition, pad, npu_can_run);
   h->driver_ = std::make_unique<RealDriver>(raw, o.sync);
-  h->model_ = std::move(model);
   h->options_ = std::move(o);
   return h;
 }
@@ -106,31 +106,15 @@ double HeteroForward::prepare_seconds() const {
   return total;
 }
 
-Status HeteroForward::eval(std::span<const TokenId> tokens, int n_past, float* logits, bool all_logits) {
-  const ModelConfig& c = model_->config();
-  if (tokens.empty()) return InvalidArgument("eval: no tokens");
-  if (n_past < 0 || size_t(n_past) + tokens.size() > size_t(buffers_.context)) {
-    return OutOfRange("eval: positions exceed the context of " + std::to_string(buffers_.context) + " tokens");
+Status HeteroForward::run_ops(const std::vector<graph::OpCall>& ops) {
+  graph_.clear();
+  std::vector<int> after;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const graph::OpCall& op = ops[i];
+    after = partitioner_->lower(op, graph::is_layer_matmul(*model_, op), after, graph_,
+                                "op" + std::to_string(i) + " " + op.describe());
   }
-  for (TokenId t : tokens)
-    if (t < 0 || t >= c.n_vocab) return InvalidArgument("eval: token id " + std::to_string(t) + " is outside the vocabulary");
-  for (size_t done = 0; done < tokens.size();) {
-    const int n = int(std::min(tokens.size() - done, size_t(buffers_.max_batch)));
-    const bool last = done + size_t(n) == tokens.size();
-    float* out = all_logits ? logits + done * size_t(c.n_vocab) : (last ? logits : nullptr);
-    graph::prepare_chunk(c, buffers_, tokens.data() + done, n, n_past + int(done));
-    const std::vector<devices::OpCall> ops = graph::build_forward(*model_, buffers_, n, n_past + int(done), out, all_logits);
-    graph_.clear();
-    std::vector<int> after;
-    for (size_t i = 0; i < ops.size(); ++i) {
-      const devices::OpCall& op = ops[i];
-      after = partitioner_->lower(op, graph::is_layer_matmul(*model_, op), after, graph_,
-                                  "op" + std::to_string(i) + " " + op.describe());
-    }
-    TANDEM_RETURN_IF_ERROR(driver_->run(graph_));
-    done += size_t(n);
-  }
-  return Status::Ok();
+  return driver_->run(graph_);
 }
 
 }  // namespace tandem

@@ -7,10 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/transformer_graph.h"
 #include "devices/npu/npu_device.h"
-#include "runtime/forward.h"
-#include "runtime/memory_pool.h"
+#include "runtime/decoder_forward.h"
 #include "runtime/partition.h"
 #include "runtime/real_driver.h"
 
@@ -33,16 +31,12 @@ struct HeteroOptions {
   std::shared_ptr<const compile_cache::CompileCache> npu_cache;
 };
 
-class HeteroForward final : public Forward {
+class HeteroForward final : public DecoderForward {
  public:
   // Opens the partition's GPU and NPU devices and maps the shared memory pool on both.
   static Result<std::unique_ptr<HeteroForward>> create(std::shared_ptr<const Model> model, HeteroOptions options);
-  Status eval(std::span<const TokenId> tokens, int n_past, float* logits, bool all_logits = false) override;
-
-  int context() const override { return buffers_.context; }
   const DriverStats& stats() const { return driver_->stats(); }
   const std::vector<TaskTiming>& timings() const { return driver_->timings(); }
-  std::string memory_report() const override { return memory_.describe(); }
   ExecutionReport execution_report() const override;
   // NPU parts placed on the GPU because the NPU could not prepare their graph (per chunk lowered).
   int fallbacks() const { return partitioner_->fallbacks(); }
@@ -53,11 +47,9 @@ class HeteroForward final : public Forward {
   Status write_trace(const std::string& path) const override { return driver_->write_trace(path); }
 
  private:
-  HeteroForward() = default;
-  std::shared_ptr<const Model> model_;
+  using DecoderForward::DecoderForward;
+  Status run_ops(const std::vector<graph::OpCall>& ops) override;
   std::map<std::string, std::unique_ptr<devices::Device>> devices_;
-  MemoryPool memory_;
-  graph::Buffers buffers_;
   std::unique_ptr<Partitioner> partitioner_;
   std::unique_ptr<RealDriver> driver_;
   TaskGraph graph_;

@@ -6,10 +6,10 @@
 
 namespace tandem {
 
-using devices::Act;
-using devices::GraphSpec;
-using devices::OpCall;
-using devices::OpKind;
+using graph::Act;
+using graph::GraphSpec;
+using graph::OpCall;
+using graph::OpKind;
 
 namespace {
 

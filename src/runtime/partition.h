@@ -58,11 +58,11 @@ class Partitioner {
  public:
   // npu_can_run(spec) prepares (or finds) the NPU graph for spec; false makes that part fall
   // back to the GPU (an unsupported weight type, or an injected prepare failure).
-  Partitioner(PartitionOptions options, PadScratch pad, std::function<bool(const devices::GraphSpec&)> npu_can_run);
+  Partitioner(PartitionOptions options, PadScratch pad, std::function<bool(const graph::GraphSpec&)> npu_can_run);
 
   // Appends the tasks of `op` (each depending on `after`) and returns the tasks that finish it.
   // splittable: a layer matmul the strategy may place on the NPU; everything else goes to the GPU.
-  std::vector<int> lower(const devices::OpCall& op, bool splittable, const std::vector<int>& after, TaskGraph& g,
+  std::vector<int> lower(const graph::OpCall& op, bool splittable, const std::vector<int>& after, TaskGraph& g,
                          const std::string& label);
 
   const PartitionOptions& options() const { return opt_; }
@@ -73,22 +73,22 @@ class Partitioner {
   bool is_standard(int64_t m) const;
   int64_t largest_standard_at_most(int64_t m) const;   // 0 if none
   int64_t smallest_standard_at_least(int64_t m) const;  // 0 if none
-  std::vector<int> gpu_part(const devices::OpCall& op, int64_t r0, int64_t r1, int64_t w0, int64_t w1,
+  std::vector<int> gpu_part(const graph::OpCall& op, int64_t r0, int64_t r1, int64_t w0, int64_t w1,
                             const std::vector<int>& after, TaskGraph& g, const std::string& label);
   // The NPU computes activation rows [r0, r1) x weight rows [w0, w1): in place when the row count
   // is a static shape (or exact_shape is set: online-prepare), else padded through the scratch
   // (pieces of at most the largest standard length, run one after another).
-  std::vector<int> npu_part(const devices::OpCall& op, int64_t r0, int64_t r1, int64_t w0, int64_t w1,
+  std::vector<int> npu_part(const graph::OpCall& op, int64_t r0, int64_t r1, int64_t w0, int64_t w1,
                             const std::vector<int>& after, TaskGraph& g, const std::string& label, bool exact_shape);
-  std::vector<int> npu_pipe(const devices::OpCall& op, const std::vector<int>& after, TaskGraph& g,
+  std::vector<int> npu_pipe(const graph::OpCall& op, const std::vector<int>& after, TaskGraph& g,
                             const std::string& label);
-  int64_t gpu_rows_of(const devices::OpCall& op, double gpu_share) const;  // weight-centric split point
-  std::vector<int> lower_split(const devices::OpCall& op, Strategy s, double gpu_share, const std::vector<int>& after,
+  int64_t gpu_rows_of(const graph::OpCall& op, double gpu_share) const;  // weight-centric split point
+  std::vector<int> lower_split(const graph::OpCall& op, Strategy s, double gpu_share, const std::vector<int>& after,
                                TaskGraph& g, const std::string& label);
 
   PartitionOptions opt_;
   PadScratch pad_;
-  std::function<bool(const devices::GraphSpec&)> npu_can_run_;
+  std::function<bool(const graph::GraphSpec&)> npu_can_run_;
   int fallbacks_ = 0;
   uint64_t decided_ = 0;
 };

@@ -1,18 +1,11 @@
 #include "runtime/real_driver.h"
 
 #include <cstdio>
+#include <limits>
 
 #include "runtime/trace/chrome_trace.h"
 
 namespace tandem {
-
-const char* sync_mode_name(SyncMode m) { return m == SyncMode::kFast ? "fast" : "blocking"; }
-
-Result<SyncMode> sync_mode_from_name(const std::string& name) {
-  if (name == "fast") return SyncMode::kFast;
-  if (name == "blocking") return SyncMode::kBlocking;
-  return InvalidArgument("--sync: '" + name + "' is not fast or blocking");
-}
 
 RealDriver::RealDriver(std::map<std::string, devices::Device*> devices, SyncMode sync) : sync_(sync) {
   devices.emplace("host", nullptr);
@@ -73,35 +66,39 @@ void RealDriver::worker_loop(Worker& w) {
 }
 
 
+namespace {
+
+// A device's completion as the fast loop sees it: ready() reads the device's flag (or asks the
+// driver); blocking is the completion's own wait, which returns once the kernel has finished.
+class CompletionDone final : public sync::Awaitable {
+ public:
+  explicit CompletionDone(devices::Completion& c) : c_(c) {}
+  bool ready() const override { return c_.ready(); }
+  bool block_until(int64_t) override {
+    (void)c_.wait();  // the status is read again by the caller
+    return true;
+  }
+
+ private:
+  devices::Completion& c_;
+};
+
+}  // namespace
+
 Status RealDriver::wait_for(devices::Completion& c, const Task& t, const std::string& device) {
   if (sync_ == SyncMode::kBlocking) return c.wait();
   // Fast sync: the completion flag is polled, after sleeping through most of the predicted time.
-  using clock = std::chrono::steady_clock;
   const std::string key = task_shape_key(t, device);
-  const int64_t predicted = predictor_.predict(key).value_or(0);
-  const auto start = clock::now();
-  auto elapsed_ns = [&] { return std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start).count(); };
-  int64_t polled = 0;
+  const int64_t start = sync::now_ns();
+  sync::WaitStats st;
+  CompletionDone done(c);
   ++fast_waits_;
-  for (;;) {
-    if (c.ready()) break;
-    const sync::FastDecision d = sync::decide_fast_wait(fast_params_, predicted, elapsed_ns(), polled);
-    if (d.action == sync::FastAction::kBlock) {
-      ++fast_fallbacks_;
-      break;
-    }
-    if (d.action == sync::FastAction::kSleep) {
-      std::this_thread::sleep_for(std::chrono::nanoseconds(d.duration_ns));
-      continue;
-    }
-    const int64_t poll_start = elapsed_ns();
-    while (!c.ready() && elapsed_ns() - poll_start < d.duration_ns) {
-    }
-    polled += elapsed_ns() - poll_start;
-  }
-  Status st = c.wait();  // returns at once when ready; carries a failure either way
-  predictor_.observe(key, elapsed_ns());
-  return st;
+  sync::fast_wait_loop(fast_params_, done, start, predictor_.predict(key).value_or(0),
+                       std::numeric_limits<int64_t>::max(), &st);
+  if (st.fell_back) ++fast_fallbacks_;
+  Status status = c.wait();  // returns at once when ready; carries a failure either way
+  predictor_.observe(key, sync::now_ns() - start);
+  return status;
 }
 
 Status RealDriver::run(const TaskGraph& g) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "runtime/sync/latency_predictor.h"
+#include "runtime/sync/sync_mode.h"
 #include "runtime/sync/wait_policy.h"
 #include "runtime/task_graph.h"
 
@@ -36,13 +37,6 @@ struct TaskTiming {
   std::string name;    // the task's label
   double start_s = 0, end_s = 0;  // since the driver was created
 };
-
-// How a device worker waits for its kernel: blocking (like clFinish) or HeteroInfer's fast sync
-// (sleep for the time predicted from earlier kernels of the same shape, then poll the completion
-// flag, falling back to blocking if the prediction was far off).
-enum class SyncMode { kBlocking, kFast };
-const char* sync_mode_name(SyncMode m);
-Result<SyncMode> sync_mode_from_name(const std::string& name);
 
 class RealDriver {
  public:

@@ -10,8 +10,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> model,
-                                                 cpu::ForwardOptions options) {
-  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<cpu::CpuForward> f, cpu::CpuForward::create(model, options));
+                                                 CpuForwardOptions options) {
+  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<GraphForward> f, make_cpu_forward(model, options));
   return over(std::move(model), std::move(f));
 }
 

@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "devices/cpu/cpu_forward.h"
+#include "runtime/graph_forward.h"
 #include "runtime/sampler.h"
 
 namespace tandem {
@@ -29,7 +29,7 @@ struct GenerateStats {
 class Session {
  public:
   static Result<std::unique_ptr<Session>> create(std::shared_ptr<const Model> model,
-                                                 cpu::ForwardOptions options);
+                                                 CpuForwardOptions options);  // the decoder on the cpu device
   // A session over any forward pass (a single device's graph, or several devices at once).
   static std::unique_ptr<Session> over(std::shared_ptr<const Model> model, std::unique_ptr<Forward> forward);
 

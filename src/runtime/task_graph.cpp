@@ -14,8 +14,8 @@ std::string task_shape_key(const Task& t, const std::string& unit) {
   std::ostringstream k;
   k << unit;
   if (t.call) {
-    const devices::OpCall& c = *t.call;
-    k << ':' << devices::op_kind_name(c.kind) << ':' << c.out.rows << 'x' << c.out.cols;
+    const graph::OpCall& c = *t.call;
+    k << ':' << graph::op_kind_name(c.kind) << ':' << c.out.rows << 'x' << c.out.cols;
     if (c.weight) k << ':' << (c.row_end - c.row_begin) << 'x' << c.weight->cols;
   }
   return k.str();

@@ -17,7 +17,7 @@ namespace tandem {
 struct Task {
   int id = -1;
   std::string device;                   // "cpu", "opencl", "npu", or "host" for merge steps
-  std::optional<devices::OpCall> call;  // the kernel (device tasks)
+  std::optional<graph::OpCall> call;  // the kernel (device tasks)
   std::function<void()> host_step;      // the merge step (host tasks): copies for padding
   uint64_t host_bytes = 0;              // bytes a host step moves (reported as copies)
   std::vector<int> deps;                // tasks that must finish first

@@ -25,8 +25,8 @@ Result<double> npu_model_seconds(const npu::TargetModel& target, int64_t out, in
 }
 
 Result<double> fit_naive_order_factor(const npu::TargetModel& target, int64_t out, int64_t in, int64_t n, double measured_speedup) {
-  TANDEM_ASSIGN_OR_RETURN(double naive, npu_model_seconds(target, out, in, n, npu::oplib::MatmulOrder::kNaive));
-  TANDEM_ASSIGN_OR_RETURN(double exchanged, npu_model_seconds(target, out, in, n, npu::oplib::MatmulOrder::kExchanged));
+  TANDEM_ASSIGN_OR_RETURN(double naive, npu_model_seconds(target, out, in, n, npu::oplib::MatmulOrder::kWeightStationary));
+  TANDEM_ASSIGN_OR_RETURN(double exchanged, npu_model_seconds(target, out, in, n, npu::oplib::MatmulOrder::kActivationStationary));
   if (!(naive > 0 && exchanged > 0)) return Internal("npu order calibration: the target model timed a matmul at 0 s");
   // Never below 1: the stack does not make the naive order faster than the hardware model says.
   return std::max(1.0, measured_speedup / (naive / exchanged));

@@ -24,7 +24,7 @@ struct ProfilePoint;
 // One W4A16 matmul (weight [out x in] q4_0, activation [in x n] fp16) timed by the target's
 // cost model alone: the operator library's program run by a timing-only Executor.
 Result<double> npu_model_seconds(const npu::TargetModel& target, int64_t out, int64_t in, int64_t n,
-                                 npu::oplib::MatmulOrder order = npu::oplib::MatmulOrder::kExchanged);
+                                 npu::oplib::MatmulOrder order = npu::oplib::MatmulOrder::kActivationStationary);
 
 struct NpuCalibration {
   double stack_factor = 1;    // measured / modeled on shapes with in <= out

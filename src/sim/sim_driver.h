@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/real_driver.h"
+#include "runtime/sync/sync_mode.h"
 #include "runtime/sync/latency_predictor.h"
 #include "runtime/sync/wait_policy.h"
 #include "runtime/task_graph.h"

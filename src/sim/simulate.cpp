@@ -5,7 +5,7 @@
 
 #include "devices/npu/npu_device.h"
 #include "graph/transformer_graph.h"
-#include "runtime/memory_pool.h"
+#include "core/memory_pool.h"
 
 namespace tandem::sim {
 
@@ -35,8 +35,8 @@ Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const S
   // any other length at run time, charged to the NPU before the chunk that needs it.
   std::set<std::string> graphs;
   std::vector<std::pair<std::string, double>> build_now;
-  auto npu_can_run = [&](const devices::GraphSpec& s) {
-    if (s.kind != devices::OpKind::kMatmul || !s.weight || !devices::NpuDevice::weight_type_supported(s.weight->type)) {
+  auto npu_can_run = [&](const graph::GraphSpec& s) {
+    if (s.kind != graph::OpKind::kMatmul || !s.weight || !devices::NpuDevice::weight_type_supported(s.weight->type)) {
       return false;
     }
     const std::string key = s.key();
@@ -56,7 +56,7 @@ Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const S
   Partitioner partitioner(o.partition, pad, npu_can_run);
 
   auto run_chunk = [&](int n, int n_past) -> Status {
-    const std::vector<devices::OpCall> ops = graph::build_forward(model, b, n, n_past, pool.get_as<float>(logits), false);
+    const std::vector<graph::OpCall> ops = graph::build_forward(model, b, n, n_past, pool.get_as<float>(logits), false);
     TaskGraph g;
     std::vector<int> after;
     for (size_t i = 0; i < ops.size(); ++i) {

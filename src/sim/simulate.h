@@ -10,7 +10,7 @@
 
 #include "model/model.h"
 #include "runtime/partition.h"
-#include "runtime/real_driver.h"
+#include "runtime/sync/sync_mode.h"
 #include "sim/sim_driver.h"
 
 namespace tandem::sim {
@@ -18,8 +18,8 @@ namespace tandem::sim {
 struct SimulateOptions {
   PartitionOptions partition;  // strategy, gpu_share, standard lengths
   SyncMode sync = SyncMode::kFast;
-  // kNaive: NPU matmuls without the order exchange (SEEDS NPU-2), the ablation's first step.
-  npu::oplib::MatmulOrder npu_order = npu::oplib::MatmulOrder::kExchanged;
+  // kWeightStationary: NPU matmuls without the order exchange (SEEDS NPU-2), the ablation's first step.
+  npu::oplib::MatmulOrder npu_order = npu::oplib::MatmulOrder::kActivationStationary;
   int prompt = 256;
   int gen = 32;
   std::string trace;  // Chrome trace path, or empty

@@ -9,8 +9,8 @@
 
 namespace tandem::sim {
 
-using devices::OpCall;
-using devices::OpKind;
+using graph::OpCall;
+using graph::OpKind;
 
 const char* unit_name(Unit u) {
   switch (u) {
@@ -96,7 +96,7 @@ SharedNpuTimings& shared_npu_timings() {
 
 Result<TaskCost> TaskCostModel::npu_cost(const OpCall& c) {
   // By shape, not by weight name: every decoder layer's q projection costs the same.
-  const std::string key = std::string(devices::op_kind_name(c.kind)) + ":" +
+  const std::string key = std::string(graph::op_kind_name(c.kind)) + ":" +
                           (c.weight ? std::string(dtype_name(c.weight->type)) : std::string("-")) + ":" +
                           std::to_string(c.weight ? c.row_end - c.row_begin : 0) + "x" + std::to_string(c.weight ? c.weight->cols : 0) +
                           ":m" + std::to_string(c.out.rows) + ":c" + std::to_string(c.out.cols);
@@ -104,7 +104,7 @@ Result<TaskCost> TaskCostModel::npu_cost(const OpCall& c) {
   const npu::TargetModel& t = soc_.npu_target;
   if (target_fingerprint_.empty()) target_fingerprint_ = t.fingerprint();
   const std::string shared_key =
-      target_fingerprint_ + "|" + (npu_order_ == npu::oplib::MatmulOrder::kNaive ? "naive" : "exchanged") + "|" + key;
+      target_fingerprint_ + "|" + (npu_order_ == npu::oplib::MatmulOrder::kWeightStationary ? "naive" : "exchanged") + "|" + key;
   TaskCost raw;
   bool have_raw = false;
   {
@@ -128,7 +128,7 @@ Result<TaskCost> TaskCostModel::npu_cost(const OpCall& c) {
     // keeps its weight's per-FLOP rate. The vendor stack's extra time runs the NPU island at its
     // static power.
     double scaled = raw.seconds * soc_.npu.calibration.factor(c.weight->rows, c.weight->cols);
-    if (npu_order_ == npu::oplib::MatmulOrder::kNaive) scaled *= soc_.npu.calibration.naive_order_factor;
+    if (npu_order_ == npu::oplib::MatmulOrder::kWeightStationary) scaled *= soc_.npu.calibration.naive_order_factor;
     cost.npu_energy_j += (scaled - raw.seconds) * t.power.static_w;
     cost.seconds = scaled;
   }
@@ -152,7 +152,7 @@ Result<TaskCost> TaskCostModel::npu_raw_cost(const OpCall& c) {
                                  : c.kind == OpKind::kSwiglu ? npu::oplib::EltOp::kSwiglu : npu::oplib::EltOp::kAdd;
     TANDEM_ASSIGN_OR_RETURN(program, npu::oplib::lower_elementwise(op, uint32_t(c.out.rows), uint32_t(c.out.cols), t));
   } else {
-    return Unsupported(std::string("simulator: the NPU has no graph for ") + devices::op_kind_name(c.kind));
+    return Unsupported(std::string("simulator: the NPU has no graph for ") + graph::op_kind_name(c.kind));
   }
   npu::Executor exec(t);
   npu::ExecOptions timing_only;

@@ -40,19 +40,19 @@ struct TaskCost {
 class TaskCostModel {
  public:
   explicit TaskCostModel(const SocModel& soc) : soc_(soc) {}
-  // kNaive: matmuls without the order exchange (SEEDS NPU-2), for the ablation's "naive NPU".
+  // kWeightStationary: matmuls without the order exchange (SEEDS NPU-2), for the ablation's "naive NPU".
   void set_npu_order(npu::oplib::MatmulOrder order) { npu_order_ = order; npu_cache_.clear(); }
   // Errors name the task when the unit cannot run its op (rope on the NPU, ...).
   Result<TaskCost> cost(const Task& task, Unit unit);
   // Bytes and FLOPs of an op at fp16 activations (shared by every unit).
-  static void traffic(const devices::OpCall& call, double* bytes, double* flops);
+  static void traffic(const graph::OpCall& call, double* bytes, double* flops);
   size_t npu_programs_timed() const { return npu_cache_.size(); }
 
  private:
-  Result<TaskCost> npu_cost(const devices::OpCall& call);      // calibrated, cached
-  Result<TaskCost> npu_raw_cost(const devices::OpCall& call);  // the target model alone
+  Result<TaskCost> npu_cost(const graph::OpCall& call);      // calibrated, cached
+  Result<TaskCost> npu_raw_cost(const graph::OpCall& call);  // the target model alone
   const SocModel& soc_;
-  npu::oplib::MatmulOrder npu_order_ = npu::oplib::MatmulOrder::kExchanged;
+  npu::oplib::MatmulOrder npu_order_ = npu::oplib::MatmulOrder::kActivationStationary;
   std::string target_fingerprint_;
   std::map<std::string, TaskCost> npu_cache_;  // by static shape: timing a program is not free
 };

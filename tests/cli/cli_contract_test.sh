@@ -114,8 +114,11 @@ done
 check "report unknown paper" one_line_error "'mlc'" "$TANDEM" report mlc -o "$WORK/rep2"
 check "report bad lengths" one_line_error "--prefill-lengths: '0'" "$TANDEM" report heteroinfer -o "$WORK/rep2" --prefill-lengths 32,0
 
-# compile: the NPU variant set through the MLIR compiler into a compile cache (when built with it).
-if "$TANDEM" compile --help >/dev/null 2>&1; then
+# compile: the NPU variant set through the MLIR compiler into a compile cache (when built with it;
+# a build configured -DTANDEM_COMPILER=OFF says how to get it).
+if "$TANDEM" compile 2>&1 | grep -q "without the MLIR compiler"; then
+  check "compile absent says how to get it" one_line_error "-DTANDEM_COMPILER=ON" "$TANDEM" compile --model-preset test-small -o "$WORK/c0"
+else
   Q="$WORK/q4.gguf"; CC="$WORK/cache"
   "$TANDEM" gen-model --preset test-small --type q4_0 --seed 5 -o "$Q" >/dev/null 2>&1
   cj=$("$TANDEM" compile -m "$Q" --buckets 4,8 --power-levels max,1.5W --json -o "$CC")

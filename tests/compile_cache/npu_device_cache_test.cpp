@@ -33,7 +33,7 @@ CacheFixture make_cache(const std::string& name, int64_t rows) {
   std::filesystem::remove_all(s.dir);
   const npu::TargetModel t = npu::TargetModel::load_default().value();
   npu::oplib::MatmulSpec spec{uint32_t(rows), uint32_t(s.w->cols), uint32_t(s.w->rows), DType::Q4_0,
-                              npu::oplib::MatmulOrder::kNaive, false, false};
+                              npu::oplib::MatmulOrder::kWeightStationary, false, false};
   auto plan = npu::oplib::block_matmul(spec, t, 32, 2, 1);
   EXPECT_TRUE(plan.ok());
   auto prog = npu::oplib::emit_matmul(spec, *plan, t);

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "runtime/memory_pool.h"
+#include "core/memory_pool.h"
 
 namespace tandem {
 namespace {

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "devices/cpu/cpu_forward.h"
+#include "runtime/graph_forward.h"
 #include "devices/cpu/matmul/matmul.h"
 #include "devices/registry.h"
 #include "runtime/hetero_forward.h"
@@ -63,7 +63,7 @@ TEST_P(Strategies, GreedyOutputEqualsCpuOnly) {
   for (int prompt_len : {11, 19}) {
     std::vector<TokenId> prompt;
     for (int i = 0; i < prompt_len; ++i) prompt.push_back(TokenId((i * 7919 + 3) % n_vocab));
-    auto cpu_only = cpu::CpuForward::create(model, {2, 64, 16});
+    auto cpu_only = make_cpu_forward(model, {2, 64, 16});
     ASSERT_TRUE(cpu_only.ok());
     const std::vector<TokenId> want = greedy(**cpu_only, prompt, 8, n_vocab);
     auto hetero = HeteroForward::create(model, small_options(strategy));
@@ -133,7 +133,7 @@ TEST(Strategies, PaddingStagesThroughTheScratchOnlyWhenTheSlotIsFull) {
   EXPECT_NE((*h)->last_graph().dump().find("pad 3->4 in"), std::string::npos) << (*h)->last_graph().dump();
   auto again = HeteroForward::create(model, o);
   ASSERT_TRUE(again.ok());
-  auto cpu_only = cpu::CpuForward::create(model, {2, 64, 16});
+  auto cpu_only = make_cpu_forward(model, {2, 64, 16});
   ASSERT_TRUE(cpu_only.ok());
   EXPECT_EQ(greedy(**again, prompt, 4, n_vocab), greedy(**cpu_only, prompt, 4, n_vocab));
 }
@@ -213,7 +213,7 @@ TEST(Strategies, InjectedNpuFailureFallsBackAndKeepsTheOutput) {
   ASSERT_TRUE(model);
   const int n_vocab = model->config().n_vocab;
   std::vector<TokenId> prompt{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
-  auto cpu_only = cpu::CpuForward::create(model, {2, 64, 16});
+  auto cpu_only = make_cpu_forward(model, {2, 64, 16});
   ASSERT_TRUE(cpu_only.ok());
   const std::vector<TokenId> want = greedy(**cpu_only, prompt, 6, n_vocab);
   setenv("TANDEM_NPU_FAULT", "prepare", 1);
@@ -237,7 +237,7 @@ TEST_P(RunFaults, FailedNpuRunsRerunOnTheGpuAndKeepTheOutput) {
   ASSERT_TRUE(model);
   const int n_vocab = model->config().n_vocab;
   const std::vector<TokenId> prompt{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
-  auto cpu_only = cpu::CpuForward::create(model, {2, 64, 16});
+  auto cpu_only = make_cpu_forward(model, {2, 64, 16});
   ASSERT_TRUE(cpu_only.ok());
   const std::vector<TokenId> want = greedy(**cpu_only, prompt, 6, n_vocab);
   HeteroOptions o = small_options(strategy);
@@ -295,7 +295,7 @@ TEST(Strategies, APlanDecidesEachMatmulAndKeepsTheOutput) {
 
   auto again = HeteroForward::create(model, o);
   ASSERT_TRUE(again.ok());
-  auto cpu_only = cpu::CpuForward::create(model, {2, 64, 16});
+  auto cpu_only = make_cpu_forward(model, {2, 64, 16});
   ASSERT_TRUE(cpu_only.ok());
   EXPECT_EQ(greedy(**again, prompt, 5, n_vocab), greedy(**cpu_only, prompt, 5, n_vocab));
 }

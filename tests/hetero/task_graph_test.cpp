@@ -42,7 +42,7 @@ TEST(TaskGraph, FallbackDeviceMustBeAnotherDeviceForAKernel) {
   TaskGraph same;
   Task k;
   k.device = "npu";
-  k.call = devices::OpCall::matmul(nullptr, 0, 0, &y, 1, 1, &y, 1);
+  k.call = graph::OpCall::matmul(nullptr, 0, 0, &y, 1, 1, &y, 1);
   k.fallback_device = "npu";
   k.label = std::string("matmul");
   same.add(k);

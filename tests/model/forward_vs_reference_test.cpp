@@ -1,4 +1,4 @@
-// The fast CPU path against the fp64 oracle: logits at several positions and prompt lengths,
+// The decoder on the cpu device (the default path) against the fp64 oracle: logits at several positions and prompt lengths,
 // and identical greedy tokens, for each architecture and weight type.
 #include <gtest/gtest.h>
 
@@ -48,7 +48,7 @@ TEST_P(ForwardVsReference, LogitsMatchAtSeveralPositionsAndPromptLengths) {
   for (int prompt_len : {1, 6, 19}) {
     for (int threads : {1, 2, 3}) {
       // max_batch 8 makes the 19-token prompt run as three prefill chunks.
-      auto fwd = cpu::CpuForward::create(model, {threads, 64, 8});
+      auto fwd = make_cpu_forward(model, {threads, 64, 8});
       ASSERT_TRUE(fwd.ok()) << fwd.status().message();
       ReferenceForward ref(model);
       std::vector<TokenId> prompt;
@@ -121,7 +121,7 @@ TEST_P(ForwardVsReference, LongPromptPrefillInBothGemmPrecisions) {
   for (auto [precision, tolerance] : {std::pair{cpu::GemmPrecision::kFp32, kTolerance},
                                       std::pair{cpu::GemmPrecision::kBf16Activations, 3e-2}}) {
     cpu::set_gemm_precision(precision);
-    auto fwd = cpu::CpuForward::create(model, {2, 64, 64});
+    auto fwd = make_cpu_forward(model, {2, 64, 64});
     ASSERT_TRUE(fwd.ok());
     std::vector<float> logits(size_t(prompt_len) * n_vocab);
     ASSERT_TRUE((*fwd)->eval(prompt, 0, logits.data(), true).ok());

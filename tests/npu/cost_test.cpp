@@ -15,7 +15,7 @@ namespace {
 using oplib::MatmulOrder;
 const TargetModel& T() { return testing::target(); }
 
-ExecReport time_matmul(uint32_t n, uint32_t in, uint32_t out, DType wt, MatmulOrder order = MatmulOrder::kExchanged,
+ExecReport time_matmul(uint32_t n, uint32_t in, uint32_t out, DType wt, MatmulOrder order = MatmulOrder::kActivationStationary,
                        bool dbl = true) {
   auto prog = oplib::lower_matmul({n, in, out, wt, order, dbl}, T());
   EXPECT_TRUE(prog.ok()) << prog.status().message();
@@ -24,7 +24,7 @@ ExecReport time_matmul(uint32_t n, uint32_t in, uint32_t out, DType wt, MatmulOr
   EXPECT_TRUE(r.ok()) << r.status().message();
   return r.ok() ? *r : ExecReport{};
 }
-double us(uint32_t n, uint32_t in, uint32_t out, DType wt, MatmulOrder order = MatmulOrder::kExchanged, bool dbl = true) {
+double us(uint32_t n, uint32_t in, uint32_t out, DType wt, MatmulOrder order = MatmulOrder::kActivationStationary, bool dbl = true) {
   return time_matmul(n, in, out, wt, order, dbl).seconds * 1e6;
 }
 
@@ -53,16 +53,16 @@ TEST(CostModel, LatencyIsAStepFunctionOfN) {
 TEST(CostModel, OrderExchangeBeatsNaiveOrder) {
   // NPU-2: [14336,4096]x[4096,K] (exchanged) vs [K,4096]x[4096,14336] (naive), W4A16.
   for (uint32_t k : {32u, 128u, 256u}) {
-    const ExecReport ex = time_matmul(k, 4096, 14336, DType::Q4_0, MatmulOrder::kExchanged);
-    const ExecReport nv = time_matmul(k, 4096, 14336, DType::Q4_0, MatmulOrder::kNaive);
+    const ExecReport ex = time_matmul(k, 4096, 14336, DType::Q4_0, MatmulOrder::kActivationStationary);
+    const ExecReport nv = time_matmul(k, 4096, 14336, DType::Q4_0, MatmulOrder::kWeightStationary);
     std::printf("[order] K=%u exchanged %.1f us (%llu swaps) naive %.1f us (%llu swaps) ratio %.2f\n", k, ex.seconds * 1e6,
                 (unsigned long long)ex.stationary_swaps, nv.seconds * 1e6, (unsigned long long)nv.stationary_swaps,
                 nv.seconds / ex.seconds);
     EXPECT_LT(ex.seconds, nv.seconds) << "K=" << k;
     EXPECT_LT(ex.stationary_swaps, nv.stationary_swaps);
   }
-  const ExecReport ex = time_matmul(256, 4096, 14336, DType::F16, MatmulOrder::kExchanged);
-  const ExecReport nv = time_matmul(256, 4096, 14336, DType::F16, MatmulOrder::kNaive);
+  const ExecReport ex = time_matmul(256, 4096, 14336, DType::F16, MatmulOrder::kActivationStationary);
+  const ExecReport nv = time_matmul(256, 4096, 14336, DType::F16, MatmulOrder::kWeightStationary);
   std::printf("[order] f16 K=256 exchanged %.1f us naive %.1f us ratio %.2f\n", ex.seconds * 1e6, nv.seconds * 1e6,
               nv.seconds / ex.seconds);
   EXPECT_LE(ex.seconds, nv.seconds);
@@ -81,8 +81,8 @@ TEST(CostModel, MoreColumnsThanRowsIsPenalized) {
 
 TEST(CostModel, DoubleBufferingLowersModeledTime) {
   for (DType wt : {DType::F16, DType::Q4_0}) {
-    const double dbl = us(128, 4096, 4096, wt, MatmulOrder::kExchanged, true);
-    const double single = us(128, 4096, 4096, wt, MatmulOrder::kExchanged, false);
+    const double dbl = us(128, 4096, 4096, wt, MatmulOrder::kActivationStationary, true);
+    const double single = us(128, 4096, 4096, wt, MatmulOrder::kActivationStationary, false);
     std::printf("[buffering] %s 4096x4096 n=128: double %.1f us, single %.1f us\n", std::string(dtype_name(wt)).c_str(), dbl,
                 single);
     EXPECT_LT(dbl, 0.9 * single);

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "model/gen_model.h"
-#include "npu/fusion/partition.h"
+#include "npu/fusion/clustering.h"
 #include "test_util.h"
 
 namespace tandem::npu::fusion {
@@ -21,7 +21,7 @@ FusionGraph layer(const TargetModel& t, const std::string& preset, uint64_t rows
   return decoder_layer_graph(t, config_of_shape(*model_preset(preset)), rows, context, DType::Q4_0);
 }
 
-bool within(const Partition& p, const PartitionOptions& o) {
+bool within(const Clustering& p, const ClusteringOptions& o) {
   for (size_t k = 0; k < p.starts.size(); ++k) {
     const size_t end = k + 1 < p.starts.size() ? p.starts[k + 1] : SIZE_MAX;
     if (end - p.starts[k] == 1) continue;  // single ops are always allowed
@@ -37,7 +37,7 @@ TEST(Fusion, SearchIsExactAgainstBruteForce) {
       const FusionGraph g = layer(t, "test-small", 16, 64);
       const size_t n = g.ops.size();
       ASSERT_LE(n, 20u);
-      PartitionOptions o;
+      ClusteringOptions o;
       o.cluster.tcm_bytes = tcm;
       o.power_cap_w = cap;
       double best = INFINITY;
@@ -47,7 +47,7 @@ TEST(Fusion, SearchIsExactAgainstBruteForce) {
           if (mask >> (i - 1) & 1) starts.push_back(i);
         ClusterOptions spill = o.cluster;
         spill.allow_spill = true;
-        Partition p = evaluate(g, starts, "brute", t, spill);
+        Clustering p = evaluate(g, starts, "brute", t, spill);
         // evaluate() spills; admissibility is judged without spilling, as the search does.
         bool ok = true;
         for (size_t k = 0; k < starts.size() && ok; ++k) {
@@ -58,7 +58,7 @@ TEST(Fusion, SearchIsExactAgainstBruteForce) {
         }
         if (ok) best = std::min(best, p.seconds);
       }
-      const Partition s = search_partition(g, t, o);
+      const Clustering s = search_partition(g, t, o);
       EXPECT_NEAR(s.seconds, best, best * 1e-12) << "tcm " << tcm << " cap " << cap;
       EXPECT_TRUE(within(s, o));
     }
@@ -71,10 +71,10 @@ TEST(Fusion, SearchNeverWorseThanNaive) {
         for (double cap_scale : {0.0, 0.95, 1.0}) {
           const TargetModel t = with_tcm(mb << 20);
           const FusionGraph g = layer(t, preset, rows, std::max<uint64_t>(rows, 1024));
-          PartitionOptions o;
+          ClusteringOptions o;
           o.cluster.tcm_bytes = t.tcm.bytes;
           o.power_cap_w = cap_scale * operator_library(g, t, o.cluster).peak_power_w;
-          const Partition s = search_partition(g, t, o), n = naive_partition(g, t, o);
+          const Clustering s = search_partition(g, t, o), n = naive_partition(g, t, o);
           EXPECT_LE(s.seconds, n.seconds * (1 + 1e-12)) << preset << " rows " << rows << " " << mb << " MB cap " << o.power_cap_w;
           EXPECT_TRUE(within(s, o)) << preset;
           EXPECT_TRUE(within(n, o)) << preset;
@@ -86,7 +86,7 @@ TEST(Fusion, TrafficFollowsTheFusionDepth) {
   const FusionGraph g = layer(t, "llama3.2-1b", 512, 512);
   ClusterOptions o;
   o.tcm_bytes = t.tcm.bytes;
-  const Partition lib = operator_library(g, t, o), local = local_fusion(g, t, o), mega = mega_fusion(g, t, o);
+  const Clustering lib = operator_library(g, t, o), local = local_fusion(g, t, o), mega = mega_fusion(g, t, o);
   EXPECT_GT(lib.external_bytes, local.external_bytes);
   EXPECT_GT(local.external_bytes, mega.external_bytes);
   // The operator library moves every weight once and every intermediate out and back in.
@@ -109,7 +109,7 @@ TEST(Fusion, TrafficFollowsTheFusionDepth) {
 TEST(Fusion, DoubleBufferingAndTcmMatter) {
   const TargetModel t = with_tcm(16ull << 20);
   const FusionGraph g = layer(t, "llama3.2-1b", 256, 1024);
-  PartitionOptions o;
+  ClusteringOptions o;
   o.cluster.tcm_bytes = t.tcm.bytes;
   const double with = search_partition(g, t, o).seconds;
   o.cluster.double_buffer = false;

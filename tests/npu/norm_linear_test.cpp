@@ -17,7 +17,7 @@ namespace {
 const TargetModel& T() { return testing::target(); }
 
 oplib::NormLinearSpec spec(uint32_t n, uint32_t in, std::vector<uint32_t> outs, DType w,
-                           oplib::MatmulOrder order = oplib::MatmulOrder::kExchanged) {
+                           oplib::MatmulOrder order = oplib::MatmulOrder::kActivationStationary) {
   oplib::NormLinearSpec s;
   s.base.n = n;
   s.base.in = in;
@@ -50,8 +50,8 @@ void expect_matches(const oplib::NormLinearSpec& s, uint32_t valid_rows, uint32_
 
 TEST(OplibNormLinear, MatchesReferenceEveryFormatAndOrder) {
   for (DType w : {DType::F16, DType::Q8_0, DType::Q4_0})
-    for (auto order : {oplib::MatmulOrder::kExchanged, oplib::MatmulOrder::kNaive}) {
-      SCOPED_TRACE(std::string(dtype_name(w)) + (order == oplib::MatmulOrder::kNaive ? " naive" : " exchanged"));
+    for (auto order : {oplib::MatmulOrder::kActivationStationary, oplib::MatmulOrder::kWeightStationary}) {
+      SCOPED_TRACE(std::string(dtype_name(w)) + (order == oplib::MatmulOrder::kWeightStationary ? " naive" : " exchanged"));
       // Rows and projections not multiples of the tile; the last rows are bucket padding.
       expect_matches(spec(40, 96, {64, 40, 24}, w, order), 37);
     }

@@ -58,7 +58,7 @@ Weights make_weights(DType t, uint32_t out, uint32_t in, std::mt19937& rng) {
 
 void check_matmul(uint32_t n, uint32_t in, uint32_t out, DType wt, MatmulOrder order, bool dbl) {
   SCOPED_TRACE(::testing::Message() << "n=" << n << " in=" << in << " out=" << out << " " << dtype_name(wt)
-                                  << (order == MatmulOrder::kNaive ? " naive" : " exchanged") << (dbl ? "" : " single"));
+                                  << (order == MatmulOrder::kWeightStationary ? " naive" : " exchanged") << (dbl ? "" : " single"));
   std::mt19937 rng(n * 7919 + in * 31 + out);
   const Weights w = make_weights(wt, out, in, rng);
   const std::vector<fp16_t> x = random_f16(size_t(n) * in, rng);
@@ -100,38 +100,38 @@ void check_matmul(uint32_t n, uint32_t in, uint32_t out, DType wt, MatmulOrder o
 TEST(OplibMatmul, F16AllShapesBothOrders) {
   for (uint32_t n : {1u, 5u, 32u, 33u, 100u})
     for (auto [in, out] : {std::pair{64u, 96u}, std::pair{100u, 70u}, std::pair{128u, 33u}})
-      for (auto order : {MatmulOrder::kExchanged, MatmulOrder::kNaive}) check_matmul(n, in, out, DType::F16, order, true);
+      for (auto order : {MatmulOrder::kActivationStationary, MatmulOrder::kWeightStationary}) check_matmul(n, in, out, DType::F16, order, true);
 }
 
 TEST(OplibMatmul, Q8_0AllShapes) {
   for (uint32_t n : {1u, 5u, 32u, 33u, 100u})
     for (auto [in, out] : {std::pair{64u, 96u}, std::pair{96u, 70u}})
-      for (auto order : {MatmulOrder::kExchanged, MatmulOrder::kNaive}) check_matmul(n, in, out, DType::Q8_0, order, true);
+      for (auto order : {MatmulOrder::kActivationStationary, MatmulOrder::kWeightStationary}) check_matmul(n, in, out, DType::Q8_0, order, true);
 }
 
 TEST(OplibMatmul, Q4_0AllShapes) {
   for (uint32_t n : {1u, 5u, 32u, 33u, 100u})
     for (auto [in, out] : {std::pair{64u, 96u}, std::pair{160u, 33u}})
-      for (auto order : {MatmulOrder::kExchanged, MatmulOrder::kNaive}) check_matmul(n, in, out, DType::Q4_0, order, true);
+      for (auto order : {MatmulOrder::kActivationStationary, MatmulOrder::kWeightStationary}) check_matmul(n, in, out, DType::Q4_0, order, true);
 }
 
 TEST(OplibMatmul, SingleBufferedAndMultiSlab) {
-  check_matmul(5, 64, 96, DType::F16, MatmulOrder::kExchanged, false);
-  check_matmul(33, 96, 64, DType::Q4_0, MatmulOrder::kNaive, false);
+  check_matmul(5, 64, 96, DType::F16, MatmulOrder::kActivationStationary, false);
+  check_matmul(33, 96, 64, DType::Q4_0, MatmulOrder::kWeightStationary, false);
   // Several panels (out > 32 tiles) and several slabs along `in` (kc < KT): in=2048 f16 gives
   // slabs of 4 in-tiles when R=32.
-  check_matmul(3, 2048, 1100, DType::F16, MatmulOrder::kExchanged, true);
-  check_matmul(2, 2048, 1100, DType::Q4_0, MatmulOrder::kNaive, true);
+  check_matmul(3, 2048, 1100, DType::F16, MatmulOrder::kActivationStationary, true);
+  check_matmul(2, 2048, 1100, DType::Q4_0, MatmulOrder::kWeightStationary, true);
 }
 
 TEST(OplibMatmul, SeveralNBlocksWhenXDoesNotFit) {
   // in = 16384: a 32-row tile of X is 1 MiB, half the TCM holds 4 tiles = 128 rows -> n=130 needs
   // two n-blocks (the second one partial).
   const uint32_t in = 16384;
-  auto plan = oplib::plan_matmul({130, in, 40, DType::Q4_0, MatmulOrder::kExchanged, true}, T());
+  auto plan = oplib::plan_matmul({130, in, 40, DType::Q4_0, MatmulOrder::kActivationStationary, true}, T());
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   EXPECT_EQ(plan->nb, 128u);
-  check_matmul(130, in, 40, DType::Q4_0, MatmulOrder::kExchanged, true);
+  check_matmul(130, in, 40, DType::Q4_0, MatmulOrder::kActivationStationary, true);
 }
 
 TEST(OplibMatmul, RejectsWhatItCannotDo) {

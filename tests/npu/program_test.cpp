@@ -48,7 +48,7 @@ TEST(Program, TextRoundTripIsExact) {
   EXPECT_EQ(*q, p);
   EXPECT_EQ(to_text(*q), text);
   // A lowered operator too.
-  auto mm = oplib::lower_matmul({33, 100, 70, DType::F16, oplib::MatmulOrder::kExchanged, true}, T());
+  auto mm = oplib::lower_matmul({33, 100, 70, DType::F16, oplib::MatmulOrder::kActivationStationary, true}, T());
   ASSERT_TRUE(mm.ok()) << mm.status().message();
   auto mq = parse_text(to_text(*mm));
   ASSERT_TRUE(mq.ok()) << mq.status().message();
@@ -85,7 +85,7 @@ TEST(Program, BinaryRoundTrip) {
   auto q = deserialize(bytes);
   ASSERT_TRUE(q.ok()) << q.status().message();
   EXPECT_EQ(*q, p);
-  auto mm = oplib::lower_matmul({5, 64, 96, DType::Q4_0, oplib::MatmulOrder::kNaive, false}, T());
+  auto mm = oplib::lower_matmul({5, 64, 96, DType::Q4_0, oplib::MatmulOrder::kWeightStationary, false}, T());
   ASSERT_TRUE(mm.ok());
   auto mq = deserialize(serialize(*mm));
   ASSERT_TRUE(mq.ok()) << mq.status().message();
@@ -118,7 +118,7 @@ TEST(Program, VerifyNegativesNameInstructionAndProblem) {
 }
 
 TEST(Program, CorruptBinaryNeverCrashes) {
-  auto mm = oplib::lower_matmul({5, 64, 64, DType::Q8_0, oplib::MatmulOrder::kExchanged, true}, T());
+  auto mm = oplib::lower_matmul({5, 64, 64, DType::Q8_0, oplib::MatmulOrder::kActivationStationary, true}, T());
   ASSERT_TRUE(mm.ok());
   Program base = *mm;
   base.code.resize(std::min<size_t>(base.code.size(), 60));

@@ -242,7 +242,7 @@ TEST(OpenclOps, SoftmaxMatchesCpu) {
   }
 }
 
-// The CPU path's attention (CpuForward::attention) written with the cpu ops: scores = q.k * scale,
+// The CPU path's attention (cpu::attention) written with the cpu ops: scores = q.k * scale,
 // causal softmax, p x V over the transposed values.
 void attention_reference(const float* q, int ldq, const float* kc, const float* vc, float* out, int ldo, int n,
                          int n_heads, int n_kv_heads, int hd, int T, int n_past) {

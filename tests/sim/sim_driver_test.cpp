@@ -32,7 +32,7 @@ float* fake(uintptr_t i) { return reinterpret_cast<float*>((uintptr_t(1) << 40) 
 Task matmul_task(const Weight& w, int64_t m, const std::string& device, uintptr_t slot, std::vector<int> deps = {}) {
   Task t;
   t.device = device;
-  t.call = devices::OpCall::matmul(&w, 0, w.rows, fake(slot), m, w.cols, fake(slot + 1), w.rows);
+  t.call = graph::OpCall::matmul(&w, 0, w.rows, fake(slot), m, w.cols, fake(slot + 1), w.rows);
   t.deps = std::move(deps);
   t.label = device + " " + w.name + " m=" + std::to_string(m);
   return t;
@@ -145,7 +145,7 @@ TEST(SimDriver, RefusesWhatNoModeledUnitRuns) {
   EXPECT_NE(st.message().find("'cuda'"), std::string::npos) << st.message();
   TaskGraph rope;
   Task t = matmul_task(f.w(0), 4, "npu", 0);
-  t.call->kind = devices::OpKind::kRope;
+  t.call->kind = graph::OpKind::kRope;
   t.call->head_dim = 128;
   rope.add(t);
   st = d.run(rope);

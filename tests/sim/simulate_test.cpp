@@ -89,7 +89,7 @@ TEST(Simulate, TheNaiveNpuOrderIsSlower) {
     SimulateOptions o;
     o.prompt = 128;
     o.gen = 0;
-    o.npu_order = naive ? npu::oplib::MatmulOrder::kNaive : npu::oplib::MatmulOrder::kExchanged;
+    o.npu_order = naive ? npu::oplib::MatmulOrder::kWeightStationary : npu::oplib::MatmulOrder::kActivationStationary;
     o.partition.strategy = Strategy::kNpuOnly;
     auto r = simulate(**model, *soc, o);
     ASSERT_TRUE(r.ok()) << r.status().message();

@@ -27,7 +27,7 @@ Command add_profile(CLI::App& app);
 Command add_plan(CLI::App& app);
 Command add_report(CLI::App& app);
 Command add_buckets(CLI::App& app);
-Command add_compile(CLI::App& app);  // only when built with the MLIR compiler (TANDEM_HAS_COMPILER)
+Command add_compile(CLI::App& app);  // without the MLIR compiler (-DTANDEM_COMPILER=OFF) it says how to get it
 // What `tandem` does with no subcommand: build the default model, generate, bench.
 Status run_default_job();
 

@@ -9,7 +9,7 @@ nlohmann::json execution_json(const ExecutionReport& r) {
   for (const auto& [name, u] : r.devices) {
     devices[name] = {{"tasks", u.tasks}, {"busy_s", u.busy_seconds}, {"device_s", u.device_seconds}};
   }
-  return {{"executor", r.executor},
+  return {{"forward", r.forward},
           {"pool_bytes", r.pool_bytes},
           {"pool_regions", r.pool_regions},
           {"activation_slots", r.activation_slots},
@@ -36,7 +36,7 @@ std::string execution_table(const ExecutionReport& r) {
     std::snprintf(line, sizeof line, fmt, args...);
     out += line;
   };
-  add("executor        %s\n", r.executor.c_str());
+  add("forward         %s\n", r.forward.c_str());
   add("memory pool     %.2f MiB in one block, %llu regions; %llu activation slots reused across %d layers\n",
       double(r.pool_bytes) / (1024.0 * 1024.0), (unsigned long long)r.pool_regions,
       (unsigned long long)r.activation_slots, r.slot_layers);

@@ -11,10 +11,8 @@ int main(int argc, char** argv) {
   std::vector<cli::Command> commands = {cli::add_run(app), cli::add_bench(app), cli::add_info(app),
                                        cli::add_tokenize(app), cli::add_gen_model(app),
                                        cli::add_devices(app), cli::add_simulate(app),
-                                       cli::add_profile(app), cli::add_plan(app), cli::add_report(app), cli::add_buckets(app)};
-#ifdef TANDEM_HAS_COMPILER
-  commands.push_back(cli::add_compile(app));
-#endif
+                                       cli::add_profile(app), cli::add_plan(app), cli::add_report(app), cli::add_buckets(app),
+                                       cli::add_compile(app)};
 
   try {
     app.parse(argc, argv);

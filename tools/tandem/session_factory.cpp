@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <sstream>
 
-#include "devices/cpu/cpu_forward.h"
 #include "compile_cache/cache.h"
 #include "compile_cache/sha256.h"
 #include "devices/npu/npu_device.h"
@@ -81,10 +80,6 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
     return InvalidArgument("--npu-power-level: '" + d.npu_power_level + "' needs --npu-cache");
   if (!d.npu_cache.empty() && names != std::vector<std::string>{"npu", "opencl"}) {
     return InvalidArgument("--npu-cache: '" + d.npu_cache + "' needs --devices opencl,npu");
-  }
-  if (names == std::vector<std::string>{"cpu"}) {
-    TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<cpu::CpuForward> f, cpu::CpuForward::create(model, {threads, context, max_batch}));
-    return std::unique_ptr<Forward>(std::move(f));
   }
   if (names.size() == 1) {
     TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<devices::Device> dev, devices::open_device(names[0], model, threads));

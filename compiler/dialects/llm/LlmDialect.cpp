@@ -111,7 +111,19 @@ LogicalResult RopeOp::verify() {
   if (p.getRank() != 1 || p.getDimSize(0) != rows)
     return emitOpError() << "positions must be a vector of " << rows << " elements, got " << p;
   if (!(getTheta().convertToDouble() > 0)) return emitOpError("theta must be > 0");
+  if (getStyle() != "adjacent_pairs" && getStyle() != "half_split")
+    return emitOpError() << "style must be \"adjacent_pairs\" or \"half_split\", got \"" << getStyle() << "\"";
   if (getResult().getType() != getInput().getType()) return emitOpError("result type must equal the input type");
+  return success();
+}
+
+LogicalResult BiasAddOp::verify() {
+  if (failed(verifyCommon(*this, getPhase(), getFallback())) || failed(verifyMatrix(*this, getInput(), "input")))
+    return failure();
+  auto b = ranked(getBias());
+  const int64_t width = ranked(getInput()).getDimSize(1);
+  if (b.getRank() != 1 || b.getDimSize(0) != width)
+    return emitOpError() << "bias must be a vector of the row width " << width << ", got " << b;
   return success();
 }
 

@@ -74,6 +74,9 @@ def Llm_RopeOp : Llm_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
   let description = [{
     Rotates each pair of the `head_dim`-sized heads of every row by its position's angle
     (base `theta`). The input's row width must be a multiple of `head_dim`, which must be even.
+    `style` says which elements pair up: "adjacent_pairs" (x[2i], x[2i+1]: Llama GGUFs, whose
+    converter permutes the q/k rows; the default) or "half_split" (x[i], x[i + head_dim/2]:
+    Qwen2 and others).
 
     Example:
     ```mlir
@@ -82,10 +85,28 @@ def Llm_RopeOp : Llm_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
     ```
   }];
   let arguments = (ins RankedTensorOf<[F16]>:$input, RankedTensorOf<[I32]>:$positions,
-                       I64Attr:$head_dim, F32Attr:$theta, OptionalAttr<StrAttr>:$phase,
+                       I64Attr:$head_dim, F32Attr:$theta,
+                       DefaultValuedStrAttr<StrAttr, "adjacent_pairs">:$style, OptionalAttr<StrAttr>:$phase,
                        OptionalAttr<StrAttr>:$fallback);
   let results = (outs RankedTensorOf<[F16]>:$result);
   let assemblyFormat = "$input `,` $positions attr-dict `:` type($input) `,` type($positions)";
+}
+
+def Llm_BiasAddOp : Llm_Op<"bias_add", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "adds a bias vector to every row (a linear's bias: Qwen2's q/k/v)";
+  let description = [{
+    Y[r, c] = X[r, c] + B[c]. The bias has the row width. It has no NPU lowering yet, so
+    `llm-mark-fallback` sends it off the NPU with the cost of the switch.
+
+    Example:
+    ```mlir
+    %qb = llm.bias_add %q, %bq : tensor<8x896xf16>, tensor<896xf16>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F16]>:$input, RankedTensorOf<[F16]>:$bias, OptionalAttr<StrAttr>:$phase,
+                       OptionalAttr<StrAttr>:$fallback);
+  let results = (outs RankedTensorOf<[F16]>:$result);
+  let assemblyFormat = "$input `,` $bias attr-dict `:` type($input) `,` type($bias)";
 }
 
 def Llm_KvAppendOp : Llm_Op<"kv_append", [Pure, AllTypesMatch<["cache", "result"]>]> {

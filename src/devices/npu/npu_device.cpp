@@ -114,7 +114,9 @@ Result<npu::oplib::PreparedMatmul> NpuDevice::load_compiled(const compile_cache:
   const auto format = dtype_from_name(e.format);
   if (!format) return InvalidArgument(cache_->dir() + "/manifest.json: program '" + e.name + "' has format '" + e.format + "'");
   g.spec.wtype = *format;
-  g.spec.order = e.order == "weight_stationary" ? npu::oplib::MatmulOrder::kNaive : npu::oplib::MatmulOrder::kExchanged;
+  const Result<npu::oplib::MatmulOrder> order = npu::oplib::matmul_order_from_name(e.order);
+  if (!order.ok()) return InvalidArgument(cache_->dir() + "/manifest.json: program '" + e.name + "': " + order.status().message());
+  g.spec.order = *order;
   g.spec.double_buffer = e.double_buffer;
   g.spec.double_buffer_out = e.double_buffer_out;
   g.spec.arrays = e.arrays;

@@ -24,6 +24,16 @@ uint32_t tile_bytes_for(DType w, uint32_t T) {
 
 }  // namespace
 
+const char* matmul_order_name(MatmulOrder o) {
+  return o == MatmulOrder::kWeightStationary ? "weight_stationary" : "activation_stationary";
+}
+
+Result<MatmulOrder> matmul_order_from_name(const std::string& name) {
+  if (name == "weight_stationary") return MatmulOrder::kWeightStationary;
+  if (name == "activation_stationary") return MatmulOrder::kActivationStationary;
+  return InvalidArgument("matmul order '" + name + "' is not weight_stationary or activation_stationary");
+}
+
 Status check_matmul_spec(const MatmulSpec& s) {
   if (s.n == 0 || s.in == 0 || s.out == 0) return InvalidArgument("matmul: n, in and out must be >= 1");
   if (s.wtype != DType::F16 && s.wtype != DType::Q8_0 && s.wtype != DType::Q4_0)
@@ -146,9 +156,9 @@ double estimate_matmul_cycles(const MatmulSpec& s, const MatmulPlan& p, const Ta
   const uint64_t ops = uint64_t(p.R) * p.kc * ntiles;
   // Held-operand swaps: exchanged holds an X tile over the slab's R weight tiles; naive holds a
   // weight tile over the n-block's X tiles.
-  const uint64_t swaps = s.order == MatmulOrder::kExchanged ? uint64_t(p.kc) * ntiles : uint64_t(p.kc) * p.R;
+  const uint64_t swaps = s.order == MatmulOrder::kActivationStationary ? uint64_t(p.kc) * ntiles : uint64_t(p.kc) * p.R;
   const uint64_t lanes = std::min<uint64_t>(matmul_arrays(s, t),
-                                            s.order == MatmulOrder::kExchanged ? std::max<uint64_t>(ntiles, p.R) : p.R);
+                                            s.order == MatmulOrder::kActivationStationary ? std::max<uint64_t>(ntiles, p.R) : p.R);
   double c = (double(ops) * cost.tile_stream_cycles() + double(swaps) * cost.stationary_swap_cycles()) / double(lanes) +
              double(ops) * cost.issue_cycles(Opcode::kMma);
   if (s.wtype != DType::F16)
@@ -199,7 +209,7 @@ Result<Program> emit_matmul(const MatmulSpec& s, const MatmulPlan& p, const Targ
   TANDEM_RETURN_IF_ERROR(check_matmul_spec(s));
   TANDEM_RETURN_IF_ERROR(check_matmul_plan(p, t));
   Program prog;
-  prog.name = std::string("matmul_") + (s.order == MatmulOrder::kNaive ? "naive_" : "exch_") +
+  prog.name = std::string("matmul_") + (s.order == MatmulOrder::kWeightStationary ? "naive_" : "exch_") +
               std::string(dtype_name(s.wtype)) + "_n" + std::to_string(s.n) + "_in" + std::to_string(s.in) + "_out" +
               std::to_string(s.out) + (s.double_buffer ? "" : "_single") + (s.double_buffer_out ? "" : "_single_out");
   const uint32_t bx = prog.add_buffer("x", uint64_t(s.n) * s.in * 2, false);

@@ -17,12 +17,14 @@
 // while slab s computes, W4A16: unpack slab s on the vector unit while the arrays work); an output
 // panel [n-block, R x T] accumulates in TCM over the in-dim and is written back while the next
 // panel computes.
-// Order (NPU-2):
-//   kNaive     [n,in] x [in,out]: the array holds a weight tile; it is reused only for the n/T
-//              activation tiles, so short sequences swap the held operand nearly every op.
-//   kExchanged [out,in] x [in,n] = Y^T: the array holds an activation tile and the weight tiles
-//              stream through it (reuse over the R out-tiles of a slab). The transposes are free
-//              here (B loaded column-wise, C written through the transposing port — see MmaArgs).
+// Order (NPU-2; one vocabulary with the compiler's `dataflow` and the compile cache's `order`):
+//   weight_stationary      [n,in] x [in,out], the naive order: the array holds a weight tile; it is
+//                          reused only for the n/T activation tiles, so short sequences swap the
+//                          held operand nearly every op.
+//   activation_stationary  [out,in] x [in,n] = Y^T, the paper's order exchange: the array holds an
+//                          activation tile and the weight tiles stream through it (reuse over the R
+//                          out-tiles of a slab). The transposes are free here (B loaded column-wise,
+//                          C written through the transposing port — see MmaArgs).
 #pragma once
 
 #include <cstdint>
@@ -36,12 +38,16 @@
 
 namespace tandem::npu::oplib {
 
-enum class MatmulOrder { kNaive, kExchanged };
+enum class MatmulOrder { kWeightStationary, kActivationStationary };
+// "weight_stationary" / "activation_stationary": the names the compiler's IR and the compile
+// cache's manifest use.
+const char* matmul_order_name(MatmulOrder o);
+Result<MatmulOrder> matmul_order_from_name(const std::string& name);
 
 struct MatmulSpec {
   uint32_t n = 1, in = 0, out = 0;
   DType wtype = DType::F16;  // F16, Q8_0 or Q4_0
-  MatmulOrder order = MatmulOrder::kExchanged;
+  MatmulOrder order = MatmulOrder::kActivationStationary;
   bool double_buffer = true;      // weight (and unpack) slabs: two buffers, prefetch overlaps compute
   bool double_buffer_out = true;  // output panels: two buffers, write-back overlaps the next panel
   uint32_t arrays = 0;            // matrix arrays the schedule spreads over (0 = all of the target's;

@@ -187,7 +187,7 @@ Status emit_projections(const MatmulSpec& s, const std::vector<Projection>& proj
     const uint32_t ybase = p.y_addr[yb];
     auto wtile = [&](uint32_t jj, uint32_t kk) { return wsrc + (jj * st.rk + kk) * tbytes; };
     auto xtile = [&](uint32_t i, uint32_t k) { return p.x_addr + i * T * p.x_pitch + k * trow; };
-    if (s.order == MatmulOrder::kExchanged) {
+    if (s.order == MatmulOrder::kActivationStationary) {
       // Held: X tile (i, k) read transposed; streamed: weight tiles of the slab; C = Y^T tile.
       const uint32_t G = NTb >= arrays ? 1 : std::max<uint32_t>(1, std::min(st.rj, arrays / NTb));
       for (uint32_t kk = 0; kk < st.rk; ++kk)

@@ -150,44 +150,71 @@ WaitResult BlockingWait::wait(const TimelineSemaphore& sem, const WaitRequest& r
   return finish(sem, o, req, st);
 }
 
+LoopEnd fast_wait_loop(const FastWaitParams& params, Awaitable& what, int64_t kernel_start_ns, int64_t predicted_ns,
+                       int64_t deadline_ns, WaitStats* st) {
+  for (;;) {
+    if (what.ready()) return LoopEnd::kReady;
+    const int64_t t = now_ns();
+    if (t >= deadline_ns) return LoopEnd::kTimedOut;
+    const FastDecision d = decide_fast_wait(params, predicted_ns, t - kernel_start_ns, st->polled_ns);
+    switch (d.action) {
+      case FastAction::kSleep: {
+        std::this_thread::sleep_for(std::chrono::nanoseconds(std::min(d.duration_ns, deadline_ns - t)));
+        st->slept_ns += now_ns() - t;
+        ++st->sleeps;
+        break;
+      }
+      case FastAction::kPoll: {
+        const int64_t end = std::min(t + d.duration_ns, deadline_ns);
+        int64_t now = t;
+        while (!what.ready()) {
+          cpu_relax();
+          ++st->polls;
+          now = now_ns();
+          if (now >= end) break;
+        }
+        st->polled_ns += std::max<int64_t>(1, now - t);  // > 0 so the next decision sees progress
+        break;
+      }
+      case FastAction::kBlock: {
+        st->fell_back = true;
+        const bool reached = what.block_until(deadline_ns);
+        st->blocked_ns += now_ns() - t;
+        return reached ? LoopEnd::kReady : LoopEnd::kTimedOut;
+      }
+    }
+  }
+}
+
+namespace {
+
+// A semaphore's payload reaching a value, as the fast loop sees it.
+class SemaphoreValue final : public Awaitable {
+ public:
+  SemaphoreValue(const TimelineSemaphore& sem, uint64_t value) : sem_(sem), value_(value) {}
+  bool ready() const override { return sem_.ready(value_); }
+  bool block_until(int64_t deadline_ns) override {
+    return sem_.wait_blocking(value_, std::chrono::nanoseconds(std::max<int64_t>(0, deadline_ns - now_ns()))) !=
+           WaitOutcome::kTimedOut;
+  }
+
+ private:
+  const TimelineSemaphore& sem_;
+  uint64_t value_;
+};
+
+}  // namespace
+
 WaitResult FastWait::wait(const TimelineSemaphore& sem, const WaitRequest& req) {
   WaitStats st;
   const int64_t start = now_ns();
   const int64_t kernel_start = req.kernel_start_ns < 0 ? start : req.kernel_start_ns;
-  const int64_t deadline = start + req.timeout.count();
-  for (;;) {
-    const uint64_t v = sem.query();
-    if (v >= req.value) return finish(sem, outcome_of(v), req, st);
-    const int64_t t = now_ns();
-    if (t >= deadline) return finish(sem, WaitOutcome::kTimedOut, req, st);
-    const FastDecision d = decide_fast_wait(params_, req.predicted_ns, t - kernel_start, st.polled_ns);
-    switch (d.action) {
-      case FastAction::kSleep: {
-        std::this_thread::sleep_for(std::chrono::nanoseconds(std::min(d.duration_ns, deadline - t)));
-        st.slept_ns += now_ns() - t;
-        ++st.sleeps;
-        break;
-      }
-      case FastAction::kPoll: {
-        const int64_t end = std::min(t + d.duration_ns, deadline);
-        int64_t now = t;
-        while (!sem.ready(req.value)) {
-          cpu_relax();
-          ++st.polls;
-          now = now_ns();
-          if (now >= end) break;
-        }
-        st.polled_ns += std::max<int64_t>(1, now - t);  // > 0 so the next decision sees progress
-        break;
-      }
-      case FastAction::kBlock: {
-        st.fell_back = true;
-        const WaitOutcome o = sem.wait_blocking(req.value, std::chrono::nanoseconds(deadline - t));
-        st.blocked_ns += now_ns() - t;
-        return finish(sem, o, req, st);
-      }
-    }
+  SemaphoreValue value(sem, req.value);
+  if (fast_wait_loop(params_, value, kernel_start, req.predicted_ns, start + req.timeout.count(), &st) ==
+      LoopEnd::kTimedOut) {
+    return finish(sem, WaitOutcome::kTimedOut, req, st);
   }
+  return finish(sem, outcome_of(sem.query()), req, st);
 }
 
 Result<std::unique_ptr<WaitPolicy>> make_wait_policy(std::string_view name, const FastWaitParams& params) {

@@ -113,6 +113,27 @@ struct WaitResult {
   bool ok() const { return outcome == WaitOutcome::kReached; }
 };
 
+// What the fast protocol waits on: a producer's progress that can be checked without blocking
+// (polled) and waited for by blocking (the fallback). A timeline semaphore's payload and a
+// device's completion (its flag in the shared pool) are both this.
+class Awaitable {
+ public:
+  virtual ~Awaitable() = default;
+  virtual bool ready() const = 0;
+  // Blocks until ready or until deadline_ns (now_ns() time base); false when the deadline passed.
+  virtual bool block_until(int64_t deadline_ns) = 0;
+};
+
+enum class LoopEnd { kReady, kTimedOut };
+
+// The fast protocol's wait loop, the one every fast waiter runs: asks decide_fast_wait() what to
+// do at each step (sleep through the predicted time, poll, or fall back to blocking) and does it
+// on the wall clock until `what` is ready or deadline_ns passes. kernel_start_ns is when the
+// awaited kernel started; predicted_ns its predicted duration (<= 0: unknown). Adds what it did
+// to *stats.
+LoopEnd fast_wait_loop(const FastWaitParams& params, Awaitable& what, int64_t kernel_start_ns, int64_t predicted_ns,
+                       int64_t deadline_ns, WaitStats* stats);
+
 class WaitPolicy {
  public:
   virtual ~WaitPolicy() = default;

@@ -16,12 +16,12 @@
 
 namespace tandem::npu::fusion {
 
-struct PartitionOptions {
+struct ClusteringOptions {
   ClusterOptions cluster;
   double power_cap_w = 0;  // 0 = no power budget
 };
 
-struct Partition {
+struct Clustering {
   std::string strategy;
   std::vector<size_t> starts;        // first op of each cluster
   std::vector<ClusterCost> clusters;
@@ -33,12 +33,12 @@ struct Partition {
   std::string describe(const FusionGraph& g) const;  // "[attn_norm q k v] [rope_q ...] ..."
 };
 
-Partition evaluate(const FusionGraph& g, std::vector<size_t> starts, std::string strategy, const TargetModel& t,
+Clustering evaluate(const FusionGraph& g, std::vector<size_t> starts, std::string strategy, const TargetModel& t,
                    const ClusterOptions& o);
-Partition operator_library(const FusionGraph& g, const TargetModel& t, const ClusterOptions& o);
-Partition local_fusion(const FusionGraph& g, const TargetModel& t, const ClusterOptions& o);
-Partition mega_fusion(const FusionGraph& g, const TargetModel& t, const ClusterOptions& o);
-Partition naive_partition(const FusionGraph& g, const TargetModel& t, const PartitionOptions& o);
-Partition search_partition(const FusionGraph& g, const TargetModel& t, const PartitionOptions& o);
+Clustering operator_library(const FusionGraph& g, const TargetModel& t, const ClusterOptions& o);
+Clustering local_fusion(const FusionGraph& g, const TargetModel& t, const ClusterOptions& o);
+Clustering mega_fusion(const FusionGraph& g, const TargetModel& t, const ClusterOptions& o);
+Clustering naive_partition(const FusionGraph& g, const TargetModel& t, const ClusteringOptions& o);
+Clustering search_partition(const FusionGraph& g, const TargetModel& t, const ClusteringOptions& o);
 
 }  // namespace tandem::npu::fusion

@@ -1,4 +1,4 @@
-#include "npu/fusion/partition.h"
+#include "npu/fusion/clustering.h"
 
 #include <algorithm>
 #include <limits>
@@ -9,7 +9,7 @@ namespace {
 bool within(const ClusterCost& c, double cap) { return c.feasible && (cap <= 0 || c.power_w <= cap); }
 }  // namespace
 
-std::string Partition::describe(const FusionGraph& g) const {
+std::string Clustering::describe(const FusionGraph& g) const {
   std::string s;
   for (size_t k = 0; k < starts.size(); ++k) {
     const size_t end = k + 1 < starts.size() ? starts[k + 1] : g.ops.size();
@@ -20,9 +20,9 @@ std::string Partition::describe(const FusionGraph& g) const {
   return s;
 }
 
-Partition evaluate(const FusionGraph& g, std::vector<size_t> starts, std::string strategy, const TargetModel& t,
+Clustering evaluate(const FusionGraph& g, std::vector<size_t> starts, std::string strategy, const TargetModel& t,
                    const ClusterOptions& o) {
-  Partition p;
+  Clustering p;
   p.strategy = std::move(strategy);
   p.starts = std::move(starts);
   for (size_t k = 0; k < p.starts.size(); ++k) {
@@ -38,7 +38,7 @@ Partition evaluate(const FusionGraph& g, std::vector<size_t> starts, std::string
   return p;
 }
 
-Partition operator_library(const FusionGraph& g, const TargetModel& t, const ClusterOptions& o) {
+Clustering operator_library(const FusionGraph& g, const TargetModel& t, const ClusterOptions& o) {
   std::vector<size_t> starts(g.ops.size());
   for (size_t i = 0; i < starts.size(); ++i) starts[i] = i;
   ClusterOptions lib = o;
@@ -46,7 +46,7 @@ Partition operator_library(const FusionGraph& g, const TargetModel& t, const Clu
   return evaluate(g, starts, "operator library", t, lib);
 }
 
-Partition local_fusion(const FusionGraph& g, const TargetModel& t, const ClusterOptions& o) {
+Clustering local_fusion(const FusionGraph& g, const TargetModel& t, const ClusterOptions& o) {
   // A vector op joins the cluster before it when it consumes that cluster's last op (epilogue);
   // a leading vector op with no producer joins the op after it (prologue).
   std::vector<size_t> starts;
@@ -63,13 +63,13 @@ Partition local_fusion(const FusionGraph& g, const TargetModel& t, const Cluster
   return evaluate(g, starts, "local fusion", t, lf);
 }
 
-Partition mega_fusion(const FusionGraph& g, const TargetModel& t, const ClusterOptions& o) {
+Clustering mega_fusion(const FusionGraph& g, const TargetModel& t, const ClusterOptions& o) {
   ClusterOptions mf = o;
   mf.allow_spill = true;
   return evaluate(g, {0}, "mega fusion", t, mf);
 }
 
-Partition naive_partition(const FusionGraph& g, const TargetModel& t, const PartitionOptions& o) {
+Clustering naive_partition(const FusionGraph& g, const TargetModel& t, const ClusteringOptions& o) {
   std::vector<size_t> starts = {0};
   for (size_t i = 1; i < g.ops.size(); ++i)
     if (!within(cluster_cost(g, starts.back(), i, t, o.cluster), o.power_cap_w)) starts.push_back(i);
@@ -78,7 +78,7 @@ Partition naive_partition(const FusionGraph& g, const TargetModel& t, const Part
   return evaluate(g, starts, "naive", t, spill);
 }
 
-Partition search_partition(const FusionGraph& g, const TargetModel& t, const PartitionOptions& o) {
+Clustering search_partition(const FusionGraph& g, const TargetModel& t, const ClusteringOptions& o) {
   const size_t n = g.ops.size();
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> best(n + 1, inf);  // best[j]: least time for ops [0, j)

@@ -1,4 +1,4 @@
-#include "runtime/memory_pool.h"
+#include "core/memory_pool.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -1,0 +1,121 @@
+#include "graph/op.h"
+
+#include <cstdio>
+
+namespace tandem::graph {
+
+const char* op_kind_name(OpKind k) {
+  switch (k) {
+    case OpKind::kGetRows: return "get_rows";
+    case OpKind::kRmsNorm: return "rmsnorm";
+    case OpKind::kMatmul: return "matmul";
+    case OpKind::kAddBias: return "add_bias";
+    case OpKind::kRope: return "rope";
+    case OpKind::kKvStore: return "kv_store";
+    case OpKind::kAttention: return "attention";
+    case OpKind::kSwiglu: return "swiglu";
+    case OpKind::kAdd: return "add";
+  }
+  return "?";
+}
+
+OpCall OpCall::matmul(const Weight* w, int64_t row_begin, int64_t row_end, const float* x, int64_t m,
+                      int64_t ldx, float* y, int64_t ldy) {
+  OpCall c;
+  c.kind = OpKind::kMatmul;
+  c.weight = w;
+  c.row_begin = row_begin;
+  c.row_end = row_end;
+  c.a = Act{const_cast<float*>(x), m, w ? w->cols : 0, ldx};
+  c.out = Act{y, m, w ? w->rows : 0, ldy};
+  return c;
+}
+
+std::string OpCall::describe() const {
+  std::string s = op_kind_name(kind);
+  if (weight) s += " '" + weight->name + "'";
+  if (kind == OpKind::kMatmul) s += " rows [" + std::to_string(row_begin) + ", " + std::to_string(row_end) + ")";
+  return s + " x " + std::to_string(out.rows);
+}
+
+GraphSpec GraphSpec::of(const OpCall& c) {
+  return GraphSpec{c.kind, c.weight, c.row_begin, c.row_end, c.out.rows, c.out.cols,
+                   c.kind == OpKind::kRmsNorm ? c.eps : 0.0f};
+}
+
+std::string GraphSpec::key() const {
+  std::string k = std::string(op_kind_name(kind)) + ":" + (weight ? weight->name : std::string("-"));
+  if (kind == OpKind::kMatmul) k += "[" + std::to_string(row_begin) + ":" + std::to_string(row_end) + "]";
+  k += "x" + std::to_string(m) + "x" + std::to_string(cols);
+  if (kind == OpKind::kRmsNorm) {
+    char e[32];
+    std::snprintf(e, sizeof e, "@eps%.9g", double(eps));
+    k += e;
+  }
+  return k;
+}
+
+namespace {
+
+Status need(bool ok, const OpCall& c, const std::string& what) {
+  return ok ? Status::Ok() : InvalidArgument(c.describe() + ": " + what);
+}
+
+Status check_act(const OpCall& c, const Act& a, const char* name, int64_t rows, int64_t cols) {
+  if (!a.data) return InvalidArgument(c.describe() + ": " + name + " is null");
+  if (a.rows != rows || a.cols != cols || a.ld < a.cols) {
+    return InvalidArgument(c.describe() + ": " + name + " is [" + std::to_string(a.rows) + " x " +
+                           std::to_string(a.cols) + ", ld " + std::to_string(a.ld) + "], expected [" +
+                           std::to_string(rows) + " x " + std::to_string(cols) + "]");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status validate_call(const OpCall& c) {
+  const int64_t n = c.out.rows;
+  if (n <= 0) return InvalidArgument(c.describe() + ": no rows");
+  switch (c.kind) {
+    case OpKind::kMatmul: {
+      TANDEM_RETURN_IF_ERROR(need(c.weight && c.weight->present() && c.weight->rows > 1, c, "needs a 2-D weight"));
+      TANDEM_RETURN_IF_ERROR(need(c.row_begin >= 0 && c.row_begin < c.row_end && c.row_end <= c.weight->rows, c,
+                                  "row range outside the weight's " + std::to_string(c.weight->rows) + " rows"));
+      TANDEM_RETURN_IF_ERROR(check_act(c, c.a, "x", n, c.weight->cols));
+      return check_act(c, c.out, "y", n, c.weight->rows);
+    }
+    case OpKind::kGetRows:
+      TANDEM_RETURN_IF_ERROR(need(c.weight && c.weight->present() && c.ids, c, "needs an embedding and ids"));
+      for (int64_t i = 0; i < n; ++i)
+        TANDEM_RETURN_IF_ERROR(need(c.ids[i] >= 0 && c.ids[i] < c.weight->rows, c, "id " + std::to_string(c.ids[i]) + " outside the table"));
+      return check_act(c, c.out, "out", n, c.weight->cols);
+    case OpKind::kRmsNorm:
+      TANDEM_RETURN_IF_ERROR(need(c.weight && c.weight->cols == c.a.cols && c.eps > 0, c, "needs a gain of the row width and eps > 0"));
+      TANDEM_RETURN_IF_ERROR(check_act(c, c.a, "x", n, c.weight->cols));
+      return check_act(c, c.out, "out", n, c.weight->cols);
+    case OpKind::kAddBias:
+      TANDEM_RETURN_IF_ERROR(need(c.weight && c.weight->cols == c.out.cols, c, "bias width differs from the rows"));
+      return check_act(c, c.out, "out", n, c.out.cols);
+    case OpKind::kRope:
+      TANDEM_RETURN_IF_ERROR(need(c.cos && c.sin && c.head_dim > 0 && c.head_dim % 2 == 0 &&
+                                      int64_t(c.n_heads) * c.head_dim == c.out.cols, c, "heads x head_dim must equal the row width"));
+      return check_act(c, c.out, "out", n, c.out.cols);
+    case OpKind::kKvStore:
+      TANDEM_RETURN_IF_ERROR(need(c.k_cache && c.v_cache && c.n_past >= 0 && c.n_past + n <= c.context, c,
+                                  "positions " + std::to_string(c.n_past) + "+" + std::to_string(n) + " exceed the cache"));
+      TANDEM_RETURN_IF_ERROR(check_act(c, c.a, "k", n, c.a.cols));
+      return check_act(c, c.b, "v", n, c.a.cols);
+    case OpKind::kAttention:
+      TANDEM_RETURN_IF_ERROR(need(c.k_cache && c.v_cache && c.n_heads > 0 && c.n_kv_heads > 0 &&
+                                      c.n_heads % c.n_kv_heads == 0 && c.n_past + n <= c.context, c, "bad head counts or positions"));
+      TANDEM_RETURN_IF_ERROR(check_act(c, c.a, "q", n, int64_t(c.n_heads) * c.head_dim));
+      return check_act(c, c.out, "out", n, int64_t(c.n_heads) * c.head_dim);
+    case OpKind::kSwiglu:
+    case OpKind::kAdd:
+      TANDEM_RETURN_IF_ERROR(check_act(c, c.a, "a", n, c.out.cols));
+      return check_act(c, c.out, "out", n, c.out.cols);
+  }
+  return InvalidArgument(c.describe() + ": unknown op");
+}
+
+}  // namespace tandem::graph
