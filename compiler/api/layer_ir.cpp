@@ -78,6 +78,11 @@ class LayerEmitter {
       case OpKind::kGetRows: return success();  // the embedding lookup precedes the layer
       case OpKind::kRmsNorm: {
         Value g = weight(fn, op.weight);
+        if (op.a.rows != rows_) {  // the op list's view of q or k as one row per head: a per-head norm
+          value_[op.out.data] = b_.create<llm::HeadNormOp>(loc_, in(op.a.data).getType(), in(op.a.data), g, f32(op.eps),
+                                                           b_.getI64IntegerAttr(op.a.cols), StringAttr(), StringAttr());
+          return success();
+        }
         value_[op.out.data] = b_.create<llm::RmsNormOp>(loc_, in(op.a.data).getType(), in(op.a.data), g, f32(op.eps),
                                                         StringAttr(), StringAttr());
         return success();

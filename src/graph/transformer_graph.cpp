@@ -10,15 +10,16 @@ namespace tandem::graph {
 BufferPlan::BufferPlan(MemoryPool& pool, const ModelConfig& c, int max_batch, int context, int slot_rows)
     : max_batch_(max_batch), context_(context), slot_rows_(std::max(slot_rows, max_batch)) {
   const size_t B = size_t(slot_rows_), T = size_t(context), F = sizeof(float);
-  const size_t dim = size_t(c.dim), kv = size_t(c.kv_dim()), ffn = size_t(c.ffn_dim), half = size_t(c.head_dim / 2);
+  const size_t dim = size_t(c.dim), qd = size_t(c.q_dim()), kv = size_t(c.kv_dim()), ffn = size_t(c.ffn_dim),
+               half = size_t(c.head_dim / 2);
   // One slot per activation, reused by every layer in turn; only the KV cache is per layer.
   const int L = c.n_layers;
   x_ = pool.reserve("residual x [B x dim]", B * dim * F, L);
   xb_ = pool.reserve("normed / projected [B x dim]", B * dim * F, L);
-  q_ = pool.reserve("q [B x dim]", B * dim * F, L);
+  q_ = pool.reserve("q [B x q_dim]", B * qd * F, L);
   k_ = pool.reserve("k [B x kv_dim]", B * kv * F, L);
   v_ = pool.reserve("v [B x kv_dim]", B * kv * F, L);
-  att_ = pool.reserve("attention out [B x dim]", B * dim * F, L);
+  att_ = pool.reserve("attention out [B x q_dim]", B * qd * F, L);
   gate_ = pool.reserve("ffn gate [B x ffn]", B * ffn * F, L);
   up_ = pool.reserve("ffn up [B x ffn]", B * ffn * F, L);
   cos_ = pool.reserve("rope cos [B x head_dim/2]", B * half * F, L);
@@ -92,7 +93,7 @@ bool is_layer_matmul(const Model& model, const OpCall& op) {
 std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, int n_past, float* logits,
                                   bool all_logits) {
   const ModelConfig& c = model.config();
-  const int dim = c.dim, kv = c.kv_dim(), ffn = c.ffn_dim;
+  const int dim = c.dim, qd = c.q_dim(), kv = c.kv_dim(), ffn = c.ffn_dim;
   std::vector<OpCall> ops;
 
   OpCall embed;
@@ -106,17 +107,24 @@ std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, i
     const LayerWeights& L = model.layers()[size_t(l)];
     // attention block
     ops.push_back(rmsnorm(L.attn_norm, rows(b.x, n, dim), rows(b.xb, n, dim), c.rms_eps));
-    ops.push_back(slot_matmul(b, L.wq, rows(b.xb, n, dim), b.q, dim));
+    ops.push_back(slot_matmul(b, L.wq, rows(b.xb, n, dim), b.q, qd));
     ops.push_back(slot_matmul(b, L.wk, rows(b.xb, n, dim), b.k, kv));
     ops.push_back(slot_matmul(b, L.wv, rows(b.xb, n, dim), b.v, kv));
     if (c.qkv_bias) {
-      for (auto [bias, buf, width] : {std::tuple{&L.bq, b.q, dim}, std::tuple{&L.bk, b.k, kv}, std::tuple{&L.bv, b.v, kv}}) {
+      for (auto [bias, buf, width] : {std::tuple{&L.bq, b.q, qd}, std::tuple{&L.bk, b.k, kv}, std::tuple{&L.bv, b.v, kv}}) {
         OpCall add = elementwise(OpKind::kAddBias, rows(buf, n, width), {});
         add.weight = bias;
         ops.push_back(add);
       }
     }
-    for (auto [buf, heads, width] : {std::tuple{b.q, c.n_heads, dim}, std::tuple{b.k, c.n_kv_heads, kv}}) {
+    if (c.qk_norm) {
+      // Each head of q and k normalized on its own: the [n x heads*head_dim] rows read as
+      // [n*heads x head_dim], normalized in place.
+      ops.push_back(rmsnorm(L.q_norm, rows(b.q, n * c.n_heads, c.head_dim), rows(b.q, n * c.n_heads, c.head_dim), c.rms_eps));
+      ops.push_back(rmsnorm(L.k_norm, rows(b.k, n * c.n_kv_heads, c.head_dim), rows(b.k, n * c.n_kv_heads, c.head_dim),
+                            c.rms_eps));
+    }
+    for (auto [buf, heads, width] : {std::tuple{b.q, c.n_heads, qd}, std::tuple{b.k, c.n_kv_heads, kv}}) {
       OpCall rope = elementwise(OpKind::kRope, rows(buf, n, width), {});
       rope.n_heads = heads;
       rope.head_dim = c.head_dim;
@@ -132,7 +140,7 @@ std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, i
     store.n_past = n_past;
     store.context = b.context;
     ops.push_back(store);
-    OpCall att = elementwise(OpKind::kAttention, rows(b.att, n, dim), rows(b.q, n, dim));
+    OpCall att = elementwise(OpKind::kAttention, rows(b.att, n, qd), rows(b.q, n, qd));
     att.k_cache = b.k_cache[size_t(l)];
     att.v_cache = b.v_cache[size_t(l)];
     att.n_heads = c.n_heads;
@@ -141,7 +149,7 @@ std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, i
     att.n_past = n_past;
     att.context = b.context;
     ops.push_back(att);
-    ops.push_back(slot_matmul(b, L.wo, rows(b.att, n, dim), b.xb, dim));
+    ops.push_back(slot_matmul(b, L.wo, rows(b.att, n, qd), b.xb, dim));
     ops.push_back(elementwise(OpKind::kAdd, rows(b.x, n, dim), rows(b.xb, n, dim)));
     // feed-forward block (SwiGLU)
     ops.push_back(rmsnorm(L.ffn_norm, rows(b.x, n, dim), rows(b.xb, n, dim), c.rms_eps));

@@ -9,16 +9,13 @@
 namespace tandem {
 namespace {
 
-struct ArchInfo {
-  const char* name;
-  Arch arch;
-  RopeStyle rope;
-  bool qkv_bias;
-};
-
-constexpr ArchInfo kArchs[] = {
-    {"llama", Arch::kLlama, RopeStyle::kAdjacentPairs, false},
-    {"qwen2", Arch::kQwen2, RopeStyle::kHalfSplit, true},
+// Llama GGUFs store q/k rows permuted for adjacent-pair rotation (llama.cpp's converter); Qwen
+// keeps the original layout and rotates halves (NEOX style).
+constexpr ArchDescription kArchitectures[] = {
+    //  arch          name     rope style                   qkv_bias  qk_norm
+    {Arch::kLlama, "llama", RopeStyle::kAdjacentPairs, false, false},
+    {Arch::kQwen2, "qwen2", RopeStyle::kHalfSplit, true, false},
+    {Arch::kQwen3, "qwen3", RopeStyle::kHalfSplit, false, true},
 };
 
 Result<int> positive_int(const gguf::GgufFile& f, const std::string& key, int64_t max_value) {
@@ -32,10 +29,32 @@ Result<int> positive_int(const gguf::GgufFile& f, const std::string& key, int64_
 
 }  // namespace
 
-std::string arch_name(Arch a) {
-  for (const ArchInfo& i : kArchs)
-    if (i.arch == a) return i.name;
-  return "?";
+const ArchDescription* find_arch(const std::string& name) {
+  for (const ArchDescription& d : kArchitectures)
+    if (name == d.name) return &d;
+  return nullptr;
+}
+
+const ArchDescription& describe_arch(Arch a) {
+  for (const ArchDescription& d : kArchitectures)
+    if (d.arch == a) return d;
+  return kArchitectures[0];  // unreachable: every Arch has a row
+}
+
+std::vector<std::string> arch_names() {
+  std::vector<std::string> out;
+  for (const ArchDescription& d : kArchitectures) out.push_back(d.name);
+  return out;
+}
+
+std::string arch_name(Arch a) { return describe_arch(a).name; }
+
+void ModelConfig::apply(const ArchDescription& d) {
+  arch = d.arch;
+  arch_name = d.name;
+  rope_style = d.rope_style;
+  qkv_bias = d.qkv_bias;
+  qk_norm = d.qk_norm;
 }
 
 std::vector<float> llama3_rope_freq_factors(int head_dim, float rope_base, float factor,
@@ -81,16 +100,14 @@ void fill_rope_tables(const ModelConfig& c, int n, int n_past, float* cos_table,
 Result<ModelConfig> read_model_config(const gguf::GgufFile& f) {
   ModelConfig c;
   TANDEM_ASSIGN_OR_RETURN(c.arch_name, f.get_string("general.architecture"));
-  const ArchInfo* info = nullptr;
-  for (const ArchInfo& i : kArchs)
-    if (c.arch_name == i.name) info = &i;
+  const ArchDescription* info = find_arch(c.arch_name);
   if (!info) {
-    return Unsupported(f.path() + ": general.architecture: '" + c.arch_name +
-                       "' is not supported (supported: llama, qwen2)");
+    std::string known;
+    for (const std::string& n : arch_names()) known += (known.empty() ? "" : ", ") + n;
+    return Unsupported(f.path() + ": general.architecture: '" + c.arch_name + "' is not supported (supported: " + known +
+                       ")");
   }
-  c.arch = info->arch;
-  c.rope_style = info->rope;
-  c.qkv_bias = info->qkv_bias;
+  c.apply(*info);
   if (auto name = f.get_string("general.name"); name.ok()) c.name = *name;
 
   const std::string p = c.arch_name + ".";
@@ -107,17 +124,28 @@ Result<ModelConfig> read_model_config(const gguf::GgufFile& f) {
   if (f.find(p + "context_length")) {
     TANDEM_ASSIGN_OR_RETURN(c.context_length, positive_int(f, p + "context_length", 1 << 24));
   }
-  if (c.dim % c.n_heads != 0) {
-    return InvalidArgument(f.path() + ": " + p + "attention.head_count: " +
-                           std::to_string(c.n_heads) + " does not divide embedding_length " +
-                           std::to_string(c.dim));
-  }
   if (c.n_heads % c.n_kv_heads != 0) {
     return InvalidArgument(f.path() + ": " + p + "attention.head_count_kv: " +
                            std::to_string(c.n_kv_heads) + " does not divide head_count " +
                            std::to_string(c.n_heads));
   }
-  c.head_dim = c.dim / c.n_heads;
+  // The head size is its own key where it is not dim / heads (Qwen3, Gemma, Mistral-Nemo).
+  if (f.find(p + "attention.key_length")) {
+    TANDEM_ASSIGN_OR_RETURN(c.head_dim, positive_int(f, p + "attention.key_length", 1 << 16));
+    if (f.find(p + "attention.value_length")) {
+      TANDEM_ASSIGN_OR_RETURN(int value_length, positive_int(f, p + "attention.value_length", 1 << 16));
+      if (value_length != c.head_dim) {
+        return Unsupported(f.path() + ": " + p + "attention.value_length: " + std::to_string(value_length) +
+                           " differs from key_length " + std::to_string(c.head_dim) + " (not supported)");
+      }
+    }
+  } else if (c.dim % c.n_heads != 0) {
+    return InvalidArgument(f.path() + ": " + p + "attention.head_count: " +
+                           std::to_string(c.n_heads) + " does not divide embedding_length " +
+                           std::to_string(c.dim));
+  } else {
+    c.head_dim = c.dim / c.n_heads;
+  }
   if (c.head_dim % 2 != 0) {
     return InvalidArgument(f.path() + ": head dimension " + std::to_string(c.head_dim) +
                            " is odd; rotary embedding needs pairs");
@@ -217,6 +245,8 @@ std::string ModelConfig::describe() const {
   if (rope_freq_scale != 1.0f) s << ", rope scale " << rope_freq_scale;
   if (tied_embeddings) s << ", tied embeddings";
   if (qkv_bias) s << ", qkv bias";
+  if (qk_norm) s << ", q/k norms";
+  if (q_dim() != dim) s << ", attention width " << q_dim();
   return s.str();
 }
 

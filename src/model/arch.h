@@ -12,11 +12,26 @@ class GgufFile;
 
 namespace tandem {
 
-enum class Arch { kLlama, kQwen2 };
+enum class Arch { kLlama, kQwen2, kQwen3 };
 
 // How query/key pairs are rotated. Llama GGUFs store Q/K rows permuted so that rotation pairs
 // are adjacent (x[2i], x[2i+1]); Qwen2 keeps the original layout and pairs x[i] with x[i+d/2].
 enum class RopeStyle { kAdjacentPairs, kHalfSplit };
+
+// What sets an architecture's decoder apart, read by the loader (which keys and tensors a file
+// must have) and the graph builder (which ops a layer runs). Adding an architecture is a row of
+// kArchitectures in arch.cpp, a loader entry for any tensor it adds (model.cpp), and tests.
+struct ArchDescription {
+  Arch arch;
+  const char* name;      // general.architecture
+  RopeStyle rope_style;  // which q/k elements rotate together
+  bool qkv_bias;         // attn_{q,k,v}.bias are added after the projections
+  bool qk_norm;          // attn_{q,k}_norm.weight [head_dim]: RMSNorm of each q and k head before rope
+};
+// The description of a known architecture; null for an unknown one.
+const ArchDescription* find_arch(const std::string& name);
+const ArchDescription& describe_arch(Arch a);
+std::vector<std::string> arch_names();  // every known general.architecture
 
 struct ModelConfig {
   Arch arch = Arch::kLlama;
@@ -27,7 +42,7 @@ struct ModelConfig {
   int n_layers = 0;       // block_count
   int n_heads = 0;        // attention.head_count
   int n_kv_heads = 0;     // attention.head_count_kv (grouped-query attention when < n_heads)
-  int head_dim = 0;       // dim / n_heads
+  int head_dim = 0;       // attention.key_length, else dim / n_heads
   int ffn_dim = 0;        // feed_forward_length
   int context_length = 0;
   float rms_eps = 1e-5f;
@@ -37,9 +52,13 @@ struct ModelConfig {
   std::vector<float> rope_freq_factors;
   float rope_freq_scale = 1.0f;  // linear rope scaling: positions are multiplied by this
   bool qkv_bias = false;         // qwen2
+  bool qk_norm = false;          // qwen3
   bool tied_embeddings = false;  // output.weight absent: logits use token_embd.weight
 
   int kv_dim() const { return n_kv_heads * head_dim; }
+  int q_dim() const { return n_heads * head_dim; }  // the attention's width (dim unless head_dim is set apart)
+  // Copies what the architecture's description fixes (rope style, biases, q/k norms).
+  void apply(const ArchDescription& d);
   std::string describe() const;  // one line for logs and `tandem info`
 };
 

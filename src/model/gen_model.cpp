@@ -79,6 +79,8 @@ std::optional<ModelShape> model_preset(const std::string& name) {
   if (name == "tinyllama-1.1b") return ModelShape{name, Arch::kLlama, 2048, 22, 32, 4, 5632, 2048, 10000.0f, 1e-5f, false, 0.0f};
   if (name == "llama3.2-1b") return ModelShape{name, Arch::kLlama, 2048, 16, 32, 8, 8192, 131072, 500000.0f, 1e-5f, true, 32.0f};
   if (name == "qwen2.5-0.5b") return ModelShape{name, Arch::kQwen2, 896, 24, 14, 2, 4864, 32768, 1000000.0f, 1e-6f, true, 0.0f};
+  // Qwen3-0.6B: 16 heads of 128 over a 1024 embedding (the attention is twice the embedding wide).
+  if (name == "qwen3-0.6b") return ModelShape{name, Arch::kQwen3, 1024, 28, 16, 8, 3072, 40960, 1000000.0f, 1e-6f, true, 0.0f, 0, 128};
   // The built-in default model of `tandem` with no arguments: big enough to measure, small
   // enough to generate in seconds (about 60 M parameters).
   if (name == "demo") return ModelShape{name, Arch::kLlama, 512, 8, 8, 4, 1536, 2048, 10000.0f, 1e-5f, false, 0.0f};
@@ -95,21 +97,18 @@ std::optional<ModelShape> model_preset(const std::string& name) {
 
 ModelConfig config_of_shape(const ModelShape& s, int n_vocab) {
   ModelConfig c;
-  c.arch = s.arch;
-  c.arch_name = arch_name(s.arch);
+  c.apply(describe_arch(s.arch));
   c.name = s.name;
   c.n_vocab = n_vocab > 0 ? n_vocab : s.n_vocab;
   c.dim = s.dim;
   c.n_layers = s.n_layers;
   c.n_heads = s.n_heads;
   c.n_kv_heads = s.n_kv_heads;
-  c.head_dim = s.dim / s.n_heads;
+  c.head_dim = s.head_dim > 0 ? s.head_dim : s.dim / s.n_heads;
   c.ffn_dim = s.ffn_dim;
   c.context_length = s.context_length;
   c.rms_eps = s.rms_eps;
   c.rope_base = s.rope_base;
-  c.rope_style = s.arch == Arch::kQwen2 ? RopeStyle::kHalfSplit : RopeStyle::kAdjacentPairs;
-  c.qkv_bias = s.arch == Arch::kQwen2;
   c.tied_embeddings = s.tied_embeddings;
   return c;
 }
@@ -126,7 +125,7 @@ Result<std::shared_ptr<Model>> shape_only_preset(const std::string& name, DType 
 }
 
 std::vector<std::string> model_preset_names() {
-  return {"tinyllama-1.1b", "llama3.2-1b", "qwen2.5-0.5b", "test-small", "demo",
+  return {"tinyllama-1.1b", "llama3.2-1b", "qwen2.5-0.5b", "qwen3-0.6b", "test-small", "demo",
           "llama3-8b", "llama3.2-3b", "internlm2-1.8b", "llama2-7b"};
 }
 
@@ -140,9 +139,13 @@ Status validate_shape(const ModelShape& s, DType type) {
   TANDEM_RETURN_IF_ERROR(positive("--heads", s.n_heads));
   TANDEM_RETURN_IF_ERROR(positive("--kv-heads", s.n_kv_heads));
   TANDEM_RETURN_IF_ERROR(positive("--ffn", s.ffn_dim));
-  if (s.dim % s.n_heads) return InvalidArgument("--heads: " + std::to_string(s.n_heads) + " does not divide --dim " + std::to_string(s.dim));
   if (s.n_heads % s.n_kv_heads) return InvalidArgument("--kv-heads: " + std::to_string(s.n_kv_heads) + " does not divide --heads " + std::to_string(s.n_heads));
-  if ((s.dim / s.n_heads) % 2) return InvalidArgument("--dim / --heads: head dimension " + std::to_string(s.dim / s.n_heads) + " must be even");
+  if (s.head_dim > 0) {
+    if (s.head_dim > 65536 || s.head_dim % 2) return InvalidArgument("--head-dim: " + std::to_string(s.head_dim) + " must be even and at most 65536");
+  } else {
+    if (s.dim % s.n_heads) return InvalidArgument("--heads: " + std::to_string(s.n_heads) + " does not divide --dim " + std::to_string(s.dim));
+    if ((s.dim / s.n_heads) % 2) return InvalidArgument("--dim / --heads: head dimension " + std::to_string(s.dim / s.n_heads) + " must be even");
+  }
   const uint32_t block = dtype_traits(type).block_size;
   if (s.dim % block || s.ffn_dim % block) {
     return InvalidArgument("--type " + std::string(dtype_name(type)) + ": --dim " + std::to_string(s.dim) + " and --ffn " +
@@ -161,8 +164,9 @@ Status generate_model(const GenModelOptions& o, const std::string& out_path) {
 
   const std::string arch = arch_name(s.arch);
   const std::string p = arch + ".";
-  const int head_dim = s.dim / s.n_heads;
-  const int kv_dim = s.n_kv_heads * head_dim;
+  const ArchDescription& arch_desc = describe_arch(s.arch);
+  const int head_dim = s.head_dim > 0 ? s.head_dim : s.dim / s.n_heads;
+  const int kv_dim = s.n_kv_heads * head_dim, q_dim = s.q_dim();
 
   gguf::GgufWriter w;
   w.set("general.architecture", str(arch));
@@ -178,6 +182,10 @@ Status generate_model(const GenModelOptions& o, const std::string& out_path) {
   w.set(p + "attention.layer_norm_rms_epsilon", f32(s.rms_eps));
   w.set(p + "rope.freq_base", f32(s.rope_base));
   w.set(p + "rope.dimension_count", u32(head_dim));
+  if (s.head_dim > 0) {
+    w.set(p + "attention.key_length", u32(head_dim));
+    w.set(p + "attention.value_length", u32(head_dim));
+  }
   w.set(p + "vocab_size", u32(n_vocab));
   for (const auto& [key, value] : vocab->metadata())
     if (key.rfind("tokenizer.", 0) == 0) w.set(key, value);
@@ -238,15 +246,19 @@ Status generate_model(const GenModelOptions& o, const std::string& out_path) {
   for (int l = 0; l < s.n_layers; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".";
     vector(b + "attn_norm.weight", s.dim, norm);
-    matrix(b + "attn_q.weight", s.dim, s.dim, linear(s.dim), o.type);
+    matrix(b + "attn_q.weight", q_dim, s.dim, linear(s.dim), o.type);
     matrix(b + "attn_k.weight", kv_dim, s.dim, linear(s.dim), o.type);
     matrix(b + "attn_v.weight", kv_dim, s.dim, linear(s.dim), o.type);
-    if (s.arch == Arch::kQwen2) {
-      vector(b + "attn_q.bias", s.dim, Init{0.0f, 0.5f});
+    if (arch_desc.qkv_bias) {
+      vector(b + "attn_q.bias", q_dim, Init{0.0f, 0.5f});
       vector(b + "attn_k.bias", kv_dim, Init{0.0f, 0.5f});
       vector(b + "attn_v.bias", kv_dim, Init{0.0f, 0.5f});
     }
-    matrix(b + "attn_output.weight", s.dim, s.dim, linear(s.dim), o.type);
+    if (arch_desc.qk_norm) {
+      vector(b + "attn_q_norm.weight", head_dim, norm);
+      vector(b + "attn_k_norm.weight", head_dim, norm);
+    }
+    matrix(b + "attn_output.weight", s.dim, q_dim, linear(q_dim), o.type);
     vector(b + "ffn_norm.weight", s.dim, norm);
     matrix(b + "ffn_gate.weight", s.ffn_dim, s.dim, linear(s.dim), o.type);
     matrix(b + "ffn_up.weight", s.ffn_dim, s.dim, linear(s.dim), o.type);

@@ -27,9 +27,11 @@ struct ModelShape {
   // llama3 rope scaling (written as rope_freqs.weight, as llama.cpp's converter does); 0 = off.
   float llama3_rope_factor = 0.0f;
   int n_vocab = 0;  // the published vocabulary (shape-only models); gen-model takes its tokenizer's
+  int head_dim = 0;  // 0: dim / n_heads; else written as attention.key_length (Qwen3 and others)
+  int q_dim() const { return n_heads * (head_dim > 0 ? head_dim : dim / n_heads); }
 };
 
-// Known presets: tinyllama-1.1b, llama3.2-1b, qwen2.5-0.5b, test-small, demo, and the models of
+// Known presets: tinyllama-1.1b, llama3.2-1b, qwen2.5-0.5b, qwen3-0.6b, test-small, demo, and the models of
 // the HeteroInfer paper: llama3-8b, llama3.2-3b, internlm2-1.8b, llama2-7b.
 std::optional<ModelShape> model_preset(const std::string& name);
 std::vector<std::string> model_preset_names();

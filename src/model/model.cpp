@@ -72,11 +72,13 @@ Result<std::shared_ptr<Model>> Model::from_gguf(std::shared_ptr<gguf::GgufFile> 
     LayerWeights& l = m->layers_[size_t(i)];
     const std::string p = "blk." + std::to_string(i) + ".";
     TANDEM_RETURN_IF_ERROR(b.bind(l.attn_norm, p + "attn_norm.weight", 0, c.dim));
-    TANDEM_RETURN_IF_ERROR(b.bind(l.wq, p + "attn_q.weight", c.dim, c.dim));
+    TANDEM_RETURN_IF_ERROR(b.bind(l.wq, p + "attn_q.weight", c.q_dim(), c.dim));
     TANDEM_RETURN_IF_ERROR(b.bind(l.wk, p + "attn_k.weight", c.kv_dim(), c.dim));
     TANDEM_RETURN_IF_ERROR(b.bind(l.wv, p + "attn_v.weight", c.kv_dim(), c.dim));
-    TANDEM_RETURN_IF_ERROR(b.bind(l.wo, p + "attn_output.weight", c.dim, c.dim));
-    TANDEM_RETURN_IF_ERROR(b.bind(l.bq, p + "attn_q.bias", 0, c.dim, c.qkv_bias));
+    TANDEM_RETURN_IF_ERROR(b.bind(l.wo, p + "attn_output.weight", c.dim, c.q_dim()));
+    TANDEM_RETURN_IF_ERROR(b.bind(l.q_norm, p + "attn_q_norm.weight", 0, c.head_dim, c.qk_norm));
+    TANDEM_RETURN_IF_ERROR(b.bind(l.k_norm, p + "attn_k_norm.weight", 0, c.head_dim, c.qk_norm));
+    TANDEM_RETURN_IF_ERROR(b.bind(l.bq, p + "attn_q.bias", 0, c.q_dim(), c.qkv_bias));
     TANDEM_RETURN_IF_ERROR(b.bind(l.bk, p + "attn_k.bias", 0, c.kv_dim(), c.qkv_bias));
     TANDEM_RETURN_IF_ERROR(b.bind(l.bv, p + "attn_v.bias", 0, c.kv_dim(), c.qkv_bias));
     TANDEM_RETURN_IF_ERROR(b.bind(l.ffn_norm, p + "ffn_norm.weight", 0, c.dim));
@@ -99,8 +101,8 @@ std::vector<const Weight*> Model::all_weights() const {
   std::vector<const Weight*> out = {&token_embd_, &output_norm_};
   if (!config_.tied_embeddings) out.push_back(&output_);
   for (const LayerWeights& l : layers_) {
-    for (const Weight* w : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.bq, &l.bk, &l.bv, &l.ffn_norm, &l.w_gate,
-                            &l.w_up, &l.w_down})
+    for (const Weight* w : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.bq, &l.bk, &l.bv, &l.q_norm, &l.k_norm,
+                            &l.ffn_norm, &l.w_gate, &l.w_up, &l.w_down})
       if (w->rows > 0) out.push_back(w);
   }
   return out;
@@ -155,12 +157,16 @@ std::shared_ptr<Model> Model::shape_only(ModelConfig c, DType matrix_type) {
     LayerWeights& l = m->layers_[size_t(i)];
     const std::string p = "blk." + std::to_string(i) + ".";
     l.attn_norm = vec(p + "attn_norm.weight", c.dim);
-    l.wq = matrix(p + "attn_q.weight", c.dim, c.dim);
+    l.wq = matrix(p + "attn_q.weight", c.q_dim(), c.dim);
     l.wk = matrix(p + "attn_k.weight", c.kv_dim(), c.dim);
     l.wv = matrix(p + "attn_v.weight", c.kv_dim(), c.dim);
-    l.wo = matrix(p + "attn_output.weight", c.dim, c.dim);
+    l.wo = matrix(p + "attn_output.weight", c.dim, c.q_dim());
+    if (c.qk_norm) {
+      l.q_norm = vec(p + "attn_q_norm.weight", c.head_dim);
+      l.k_norm = vec(p + "attn_k_norm.weight", c.head_dim);
+    }
     if (c.qkv_bias) {
-      l.bq = vec(p + "attn_q.bias", c.dim);
+      l.bq = vec(p + "attn_q.bias", c.q_dim());
       l.bk = vec(p + "attn_k.bias", c.kv_dim());
       l.bv = vec(p + "attn_v.bias", c.kv_dim());
     }

@@ -35,9 +35,10 @@ struct Weight {
 
 struct LayerWeights {
   Weight attn_norm;       // [dim]
-  Weight wq, wk, wv;      // [dim x dim], [kv_dim x dim], [kv_dim x dim]  (rows x cols)
-  Weight bq, bk, bv;      // [dim], [kv_dim], [kv_dim]  (qwen2 only)
-  Weight wo;              // [dim x dim]
+  Weight wq, wk, wv;      // [q_dim x dim], [kv_dim x dim], [kv_dim x dim]  (rows x cols; q_dim = heads x head_dim)
+  Weight bq, bk, bv;      // [q_dim], [kv_dim], [kv_dim]  (qkv_bias: qwen2)
+  Weight q_norm, k_norm;  // [head_dim] each  (qk_norm: qwen3)
+  Weight wo;              // [dim x q_dim]
   Weight ffn_norm;        // [dim]
   Weight w_gate, w_up;    // [ffn x dim]
   Weight w_down;          // [dim x ffn]

@@ -1,5 +1,6 @@
 #include "reference/reference_forward.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/half.h"
@@ -62,7 +63,7 @@ ReferenceForward::ReferenceForward(std::shared_ptr<const Model> model)
   output_norm_ = load_vector(model_->output_norm());
   for (const LayerWeights& l : model_->layers()) {
     layers_.push_back(Layer{load_vector(l.attn_norm), load_vector(l.ffn_norm), load_vector(l.bq),
-                            load_vector(l.bk), load_vector(l.bv), load(l.wq), load(l.wk),
+                            load_vector(l.bk), load_vector(l.bv), load_vector(l.q_norm), load_vector(l.k_norm), load(l.wq), load(l.wk),
                             load(l.wv), load(l.wo), load(l.w_gate), load(l.w_up),
                             load(l.w_down)});
   }
@@ -91,6 +92,15 @@ std::vector<double> rmsnorm(const std::vector<double>& x, const std::vector<doub
   std::vector<double> out(x.size());
   for (size_t i = 0; i < x.size(); ++i) out[i] = x[i] * scale * w[i];
   return out;
+}
+
+// RMSNorm of each head_dim-sized head of x on its own, with one gain for every head.
+void head_norm(std::vector<double>& x, const std::vector<double>& w, int head_dim, double eps) {
+  for (size_t h = 0; h * size_t(head_dim) < x.size(); ++h) {
+    std::vector<double> head(x.begin() + long(h * head_dim), x.begin() + long((h + 1) * head_dim));
+    head = rmsnorm(head, w, eps);
+    std::copy(head.begin(), head.end(), x.begin() + long(h * head_dim));
+  }
 }
 
 void add_bias(std::vector<double>& x, const std::vector<double>& b) {
@@ -132,6 +142,7 @@ std::vector<double> ReferenceForward::step(TokenId token, int pos) {
     std::vector<double> xn = rmsnorm(x, L.attn_norm, cfg_.rms_eps);
     std::vector<double> q = matvec(L.wq, xn), k = matvec(L.wk, xn), v = matvec(L.wv, xn);
     if (cfg_.qkv_bias) add_bias(q, L.bq), add_bias(k, L.bk), add_bias(v, L.bv);
+    if (cfg_.qk_norm) head_norm(q, L.q_norm, hd, cfg_.rms_eps), head_norm(k, L.k_norm, hd, cfg_.rms_eps);
     rope(q, cfg_.n_heads, cfg_, pos);
     rope(k, cfg_.n_kv_heads, cfg_, pos);
     k_cache_[l].resize(size_t(pos) + 1);
@@ -139,7 +150,7 @@ std::vector<double> ReferenceForward::step(TokenId token, int pos) {
     k_cache_[l][size_t(pos)] = k;
     v_cache_[l][size_t(pos)] = v;
 
-    std::vector<double> att(size_t(dim), 0.0);
+    std::vector<double> att(size_t(cfg_.n_heads * hd), 0.0);
     for (int h = 0; h < cfg_.n_heads; ++h) {
       const int kvh = h / group;  // grouped-query attention: heads share KV heads
       std::vector<double> scores(size_t(pos) + 1);

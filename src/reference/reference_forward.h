@@ -29,7 +29,7 @@ class ReferenceForward {
   static std::vector<double> load_vector(const Weight& w);
 
   struct Layer {
-    std::vector<double> attn_norm, ffn_norm, bq, bk, bv;
+    std::vector<double> attn_norm, ffn_norm, bq, bk, bv, q_norm, k_norm;
     Matrix wq, wk, wv, wo, w_gate, w_up, w_down;
   };
 

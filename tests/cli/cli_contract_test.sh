@@ -32,6 +32,9 @@ s1=$("$TANDEM" run -m "$M" -p "Hello" -n 12 --temp 1 --seed 9 --ids)
 s2=$("$TANDEM" run -m "$M" -p "Hello" -n 12 --temp 1 --seed 9 --ids)
 check "same seed same sample" [ "$s1" == "$s2" ]
 check "qwen2 runs" bash -c "\"$TANDEM\" run -m \"$WORK/qwen.gguf\" -p \"Hi there\" -n 4 --temp 0 >/dev/null"
+check "gen-model custom qwen3 (heads apart from dim)" "$TANDEM" gen-model --arch qwen3 --dim 64 --layers 1 --heads 4 --kv-heads 2 \
+  --head-dim 32 --ffn 96 --type q8_0 -o "$WORK/qwen3.gguf"
+check "qwen3 runs" bash -c "\"$TANDEM\" info -m \"$WORK/qwen3.gguf\" | grep -q 'attention width 128' && \"$TANDEM\" run -m \"$WORK/qwen3.gguf\" --prompt-ids '1 2 3' -n 4 --temp 0 --ids >/dev/null"
 
 # tokenize --raw reproduces a conformance case; without --raw the BOS comes first.
 check "tokenize --raw" [ "$("$TANDEM" tokenize -m "$SHARED/testdata/vocab/ggml-vocab-llama-spm.gguf" -p "Hello world" --raw)" == "15043 3186" ]

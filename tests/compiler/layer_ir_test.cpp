@@ -66,6 +66,24 @@ TEST(LayerIr, Qwen2KeepsItsBiasesAndRopeStyle) {
   EXPECT_EQ(count(*ir, "style = \"half_split\""), 2) << *ir;
 }
 
+TEST(LayerIr, Qwen3HeadsApartFromTheEmbeddingWithTheirNorms) {
+  ModelConfig c = config(Arch::kQwen2);
+  c.apply(describe_arch(Arch::kQwen3));
+  c.head_dim = 64;  // 4 heads of 64: a 256-wide attention over the 128 embedding
+  auto ir = decoder_layer_mlir(c, 8, "prefill", "q8_0");
+  ASSERT_TRUE(ir.ok()) << ir.status().message();
+  EXPECT_EQ(count(*ir, "llm.head_norm"), 2) << *ir;
+  EXPECT_EQ(count(*ir, "head_dim = 64 : i64} : tensor<8x256xf16>, tensor<64xf16>"), 1) << "q's norm\n" << *ir;
+  EXPECT_EQ(count(*ir, "head_dim = 64 : i64} : tensor<8x128xf16>, tensor<64xf16>"), 1) << "k's norm\n" << *ir;
+  EXPECT_EQ(count(*ir, "llm.bias_add"), 0) << *ir;
+  EXPECT_EQ(count(*ir, "tensor<8x256xf16>, tensor<128x256xf16> -> tensor<8x128xf16>"), 1) << "the output projection\n" << *ir;
+  auto m = compile_layer(c, 8, "prefill", "q8_0", {});
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  int norms = 0;
+  for (const FallbackOp& f : m->fallbacks) norms += f.op == "llm.head_norm";
+  EXPECT_EQ(norms, 2);
+}
+
 TEST(LayerIr, CompilesWithBiasesLeavingTheNpu) {
   auto m = compile_layer(config(Arch::kQwen2), 8, "prefill", "q8_0", {});
   ASSERT_TRUE(m.ok()) << m.status().message();

@@ -19,7 +19,7 @@ class GraphOnDevice : public ::testing::TestWithParam<std::tuple<std::string, Ar
 TEST_P(GraphOnDevice, MatchesTheCpuDevice) {
   const auto [name, arch, type] = GetParam();
   cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
-  auto model = testing::load_or_die(testing::small_model_path(arch, type, arch == Arch::kQwen2));
+  auto model = testing::load_or_die(testing::small_model_path(arch, type, arch != Arch::kLlama));
   ASSERT_TRUE(model);
   auto device = devices::open_device(name, model, 2);
   if (!device.ok()) GTEST_SKIP() << device.status().message();
@@ -55,7 +55,7 @@ TEST_P(GraphOnDevice, MatchesTheCpuDevice) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, GraphOnDevice,
-                         ::testing::Combine(::testing::Values("opencl"), ::testing::Values(Arch::kLlama, Arch::kQwen2),
+                         ::testing::Combine(::testing::Values("opencl"), ::testing::Values(Arch::kLlama, Arch::kQwen2, Arch::kQwen3),
                                             ::testing::Values(DType::F32, DType::Q4_0)),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" + arch_name(std::get<1>(info.param)) + "_" +

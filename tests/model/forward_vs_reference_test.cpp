@@ -138,7 +138,8 @@ INSTANTIATE_TEST_SUITE_P(AllArchsAndTypes, ForwardVsReference,
                                            Case{Arch::kLlama, DType::BF16, false}, Case{Arch::kLlama, DType::Q8_0, false},
                                            Case{Arch::kLlama, DType::Q4_0, false}, Case{Arch::kLlama, DType::Q4_0, true},
                                            Case{Arch::kQwen2, DType::F32, true}, Case{Arch::kQwen2, DType::F16, true},
-                                           Case{Arch::kQwen2, DType::Q8_0, true}, Case{Arch::kQwen2, DType::Q4_0, false}),
+                                           Case{Arch::kQwen2, DType::Q8_0, true}, Case{Arch::kQwen2, DType::Q4_0, false},
+                                           Case{Arch::kQwen3, DType::F32, true}, Case{Arch::kQwen3, DType::Q8_0, false}),
                          case_name);
 
 }  // namespace

@@ -109,6 +109,50 @@ TEST(ModelLoad, Qwen2HasBiasesAndHalfSplitRope) {
   EXPECT_EQ(m->config().n_vocab, m->tokenizer().n_vocab());
 }
 
+TEST(ModelLoad, Qwen3HasHeadsOfTheirOwnSizeWithNorms) {
+  auto m = testing::load_or_die(testing::small_model_path(Arch::kQwen3, DType::F32, true));
+  ASSERT_TRUE(m);
+  const ModelConfig& c = m->config();
+  EXPECT_EQ(c.arch, Arch::kQwen3);
+  EXPECT_TRUE(c.qk_norm);
+  EXPECT_FALSE(c.qkv_bias);
+  EXPECT_EQ(c.rope_style, RopeStyle::kHalfSplit);
+  EXPECT_EQ(c.head_dim, 32);  // attention.key_length, not dim / heads (16)
+  EXPECT_EQ(c.q_dim(), 128);
+  EXPECT_EQ(m->layers()[1].wq.rows, 128);
+  EXPECT_EQ(m->layers()[1].wo.cols, 128);
+  EXPECT_EQ(m->layers()[1].k_norm.cols, 32);
+  EXPECT_FALSE(m->layers()[1].bq.present());
+}
+
+TEST(ModelLoad, Qwen3WithoutItsQNormIsNamed) {
+  const std::string p = rewrite(testing::small_model_path(Arch::kQwen3, DType::F32, true), "qwen3-no-qnorm", [](auto&, auto& t) {
+    std::erase_if(t, [](const gguf::TensorInfo& x) { return x.name == "blk.0.attn_q_norm.weight"; });
+  });
+  const std::string e = load_error(p);
+  EXPECT_NE(e.find("blk.0.attn_q_norm.weight"), std::string::npos) << e;
+  EXPECT_NE(e.find("missing"), std::string::npos) << e;
+}
+
+TEST(ModelLoad, ValueLengthApartFromKeyLengthIsRefusedByName) {
+  const std::string p = rewrite(testing::small_model_path(Arch::kQwen3, DType::F32, true), "qwen3-vlen", [](auto& meta, auto&) {
+    for (auto& [k, v] : meta)
+      if (k == "qwen3.attention.value_length") v = gguf::Value{uint32_t(48)};
+  });
+  const std::string e = load_error(p);
+  EXPECT_NE(e.find("qwen3.attention.value_length"), std::string::npos) << e;
+  EXPECT_NE(e.find("48"), std::string::npos) << e;
+}
+
+TEST(ModelLoad, UnknownArchitectureListsTheKnownOnes) {
+  const std::string p = rewrite(testing::small_model_path(Arch::kLlama, DType::F32), "arch-gemma9", [](auto& meta, auto&) {
+    for (auto& [k, v] : meta)
+      if (k == "general.architecture") v = gguf::Value{std::string("gemma9")};
+  });
+  const std::string e = load_error(p);
+  for (const std::string& known : arch_names()) EXPECT_NE(e.find(known), std::string::npos) << known << ": " << e;
+}
+
 TEST(ModelLoad, Llama3RopeScalingFactors) {
   // Short wavelengths are kept, long ones divided by the factor, the band between interpolated.
   const std::vector<float> f = llama3_rope_freq_factors(64, 500000.0f, 32.0f, 1.0f, 4.0f, 8192);

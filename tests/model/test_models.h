@@ -12,8 +12,8 @@ namespace tandem::testing {
 
 std::string repo_vocab();          // data/vocab/llama-spm.gguf
 std::string shared_dir();          // ../shared
-// A model of a tiny shape (dim 64, 2 layers, 4 heads, 2 kv heads) in the given arch and type;
-// qwen2 uses the qwen2 vocabulary, llama the built-in SentencePiece one.
+// A model of a tiny shape (dim 64, 2 layers, 4 heads, 2 kv heads; qwen3: heads of 32) in the given
+// arch and type; qwen2 uses the qwen2 vocabulary, llama and qwen3 the built-in SentencePiece one.
 std::string small_model_path(Arch arch, DType type, bool tied = false);
 std::shared_ptr<Model> load_or_die(const std::string& path);
 // A folder of this test process's own, removed when the process exits (every test runs as its

@@ -9,20 +9,21 @@ namespace tandem::cli {
 Command add_gen_model(CLI::App& app) {
   struct Opts {
     std::string preset, arch = "llama", vocab, type = "f32", out;
-    int dim = 0, layers = 0, heads = 0, kv_heads = 0, ffn = 0, ctx = 2048;
+    int dim = 0, layers = 0, heads = 0, kv_heads = 0, ffn = 0, ctx = 2048, head_dim = 0;
     bool tied = false;
     uint64_t seed = 42;
     int threads = default_threads();
   };
   auto o = std::make_shared<Opts>();
   CLI::App* sub = app.add_subcommand("gen-model", "Write a GGUF model with random weights and real shapes");
-  auto* preset = sub->add_option("--preset", o->preset, "tinyllama-1.1b | llama3.2-1b | qwen2.5-0.5b | test-small");
-  auto* arch = sub->add_option("--arch", o->arch, "llama | qwen2 (custom shape)");
+  auto* preset = sub->add_option("--preset", o->preset, "tinyllama-1.1b | llama3.2-1b | qwen2.5-0.5b | qwen3-0.6b | test-small | ...");
+  auto* arch = sub->add_option("--arch", o->arch, "llama | qwen2 | qwen3 (custom shape)");
   sub->add_option("--dim", o->dim, "embedding size");
   sub->add_option("--layers", o->layers, "transformer blocks");
   sub->add_option("--heads", o->heads, "attention heads");
   sub->add_option("--kv-heads", o->kv_heads, "key/value heads (grouped-query attention)");
   sub->add_option("--ffn", o->ffn, "feed-forward size");
+  sub->add_option("--head-dim", o->head_dim, "size of one attention head (default: dim / heads)");
   sub->add_option("--ctx", o->ctx, "context length written to the file")->capture_default_str();
   sub->add_flag("--tied", o->tied, "no output.weight: logits reuse token_embd.weight");
   preset->excludes(arch);
@@ -42,9 +43,13 @@ Command add_gen_model(CLI::App& app) {
               }
               g.shape = *shape;
             } else {
-              if (o->arch == "llama") g.shape.arch = Arch::kLlama;
-              else if (o->arch == "qwen2") g.shape.arch = Arch::kQwen2;
-              else return InvalidArgument("--arch: '" + o->arch + "' is not supported (llama, qwen2)");
+              const ArchDescription* desc = find_arch(o->arch);
+              if (!desc) {
+                std::string known;
+                for (const std::string& n : arch_names()) known += (known.empty() ? "" : ", ") + n;
+                return InvalidArgument("--arch: '" + o->arch + "' is not supported (" + known + ")");
+              }
+              g.shape.arch = desc->arch;
               if (!o->dim || !o->layers || !o->heads || !o->ffn) {
                 return InvalidArgument("gen-model: give --preset NAME, or --dim, --layers, --heads, --kv-heads and --ffn");
               }
@@ -56,7 +61,8 @@ Command add_gen_model(CLI::App& app) {
               g.shape.ffn_dim = o->ffn;
               g.shape.context_length = o->ctx;
               g.shape.tied_embeddings = o->tied;
-              if (g.shape.arch == Arch::kQwen2) g.shape.rope_base = 1000000.0f, g.shape.rms_eps = 1e-6f;
+              g.shape.head_dim = o->head_dim;
+              if (g.shape.arch != Arch::kLlama) g.shape.rope_base = 1000000.0f, g.shape.rms_eps = 1e-6f;
             }
             auto type = dtype_from_name(o->type);
             if (!type) return InvalidArgument("--type: '" + o->type + "' is not one of f32, f16, bf16, q8_0, q4_0");

@@ -117,6 +117,18 @@ LogicalResult RopeOp::verify() {
   return success();
 }
 
+LogicalResult HeadNormOp::verify() {
+  if (failed(verifyCommon(*this, getPhase(), getFallback())) || failed(verifyMatrix(*this, getInput(), "input")))
+    return failure();
+  const int64_t hd = int64_t(getHeadDim()), width = ranked(getInput()).getDimSize(1);
+  if (hd <= 0 || width % hd != 0) return emitOpError() << "row width " << width << " is not a multiple of head_dim " << hd;
+  auto g = ranked(getGamma());
+  if (g.getRank() != 1 || g.getDimSize(0) != hd)
+    return emitOpError() << "gamma must be a vector of head_dim " << hd << " values, got " << g;
+  if (!(getEps().convertToDouble() > 0)) return emitOpError("eps must be > 0");
+  return success();
+}
+
 LogicalResult BiasAddOp::verify() {
   if (failed(verifyCommon(*this, getPhase(), getFallback())) || failed(verifyMatrix(*this, getInput(), "input")))
     return failure();

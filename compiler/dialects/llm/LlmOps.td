@@ -92,6 +92,25 @@ def Llm_RopeOp : Llm_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
   let assemblyFormat = "$input `,` $positions attr-dict `:` type($input) `,` type($positions)";
 }
 
+def Llm_HeadNormOp : Llm_Op<"head_norm", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "RMSNorm of each head of every row on its own (Qwen3's and Gemma 3's q/k norms)";
+  let description = [{
+    The row is `width / head_dim` heads; each is normalized to unit RMS (plus `eps`) and scaled
+    by the same `gamma` of `head_dim` values. It has no NPU lowering yet, so `llm-mark-fallback`
+    sends it off the NPU with the cost of the switch.
+
+    Example:
+    ```mlir
+    %qn = llm.head_norm %q, %gq {eps = 1.0e-06 : f32, head_dim = 128 : i64}
+        : tensor<8x2048xf16>, tensor<128xf16>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F16]>:$input, RankedTensorOf<[F16]>:$gamma, F32Attr:$eps, I64Attr:$head_dim,
+                       OptionalAttr<StrAttr>:$phase, OptionalAttr<StrAttr>:$fallback);
+  let results = (outs RankedTensorOf<[F16]>:$result);
+  let assemblyFormat = "$input `,` $gamma attr-dict `:` type($input) `,` type($gamma)";
+}
+
 def Llm_BiasAddOp : Llm_Op<"bias_add", [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "adds a bias vector to every row (a linear's bias: Qwen2's q/k/v)";
   let description = [{
