@@ -73,6 +73,8 @@ if "$TANDEM" devices 2>/dev/null | grep -q "^| opencl"; then
   check "run --plan keeps the tokens" [ "$pl" == "$cpu_ids" ]
   check "npu run faults warn" grep -q "warning: npu failed" "$WORK/fault.err"
   check "bad fault plan" one_line_error "'run:0'" "$TANDEM" run -m "$M" -p hi --devices opencl,npu --npu-fault run:0
+elif [ "${TANDEM_REQUIRE_OPENCL:-}" = 1 ]; then
+  check "OpenCL is required here (TANDEM_REQUIRE_OPENCL=1) but tandem devices lists none" false
 else
   echo "no OpenCL device: multi-device checks skipped"
 fi

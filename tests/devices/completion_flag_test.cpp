@@ -10,6 +10,7 @@
 
 #include "devices/registry.h"
 #include "tests/model/test_models.h"
+#include "tests/support/require_opencl.h"
 
 namespace tandem::devices {
 namespace {
@@ -18,7 +19,7 @@ TEST(CompletionFlag, OpenclRaisesTheFlagToEachKernelsSequenceNumber) {
   auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q8_0));
   ASSERT_TRUE(model);
   auto dev = open_device("opencl", model, 2);
-  if (!dev.ok()) GTEST_SKIP() << "no OpenCL device: " << dev.status().message();
+  if (!dev.ok()) TANDEM_OPENCL_MISSING("no OpenCL device: " << dev.status().message());
   const Weight* w = &model->layers()[0].w_up;
   // One mapped block: activations, outputs and the flag (a cache line of its own at the end).
   const size_t x_floats = size_t(w->cols), y_floats = size_t(w->rows);

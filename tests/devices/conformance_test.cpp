@@ -28,6 +28,7 @@
 #include "devices/registry.h"
 #include "tests/devices/conformance_models.h"
 #include "tests/model/test_models.h"
+#include "tests/support/require_opencl.h"
 
 namespace tandem::devices {
 namespace {
@@ -636,7 +637,7 @@ TEST_P(Conformance, MatchesCpuReference) {
   if (dev_name == "opencl") {
     std::string why;
     dev = cached_device(dev_name, c.model, &why);
-    if (!dev) GTEST_SKIP() << "opencl is not available here: " << why;
+    if (!dev) TANDEM_OPENCL_MISSING("opencl is not available here: " << why);
   } else {
     auto d = open_fresh(dev_name, c.model, 2);
     if (!d.ok()) GTEST_SKIP() << dev_name << " is not available here: " << d.status().message();

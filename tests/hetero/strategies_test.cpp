@@ -15,6 +15,7 @@
 #include "runtime/hetero_forward.h"
 #include "runtime/sampler.h"
 #include "tests/model/test_models.h"
+#include "tests/support/require_opencl.h"
 
 namespace tandem {
 namespace {
@@ -53,7 +54,7 @@ HeteroOptions small_options(Strategy s) {
 class Strategies : public ::testing::TestWithParam<std::tuple<Strategy, DType>> {};
 
 TEST_P(Strategies, GreedyOutputEqualsCpuOnly) {
-  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  if (!opencl_available()) TANDEM_OPENCL_MISSING("no OpenCL device");
   const auto [strategy, type] = GetParam();
   cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
   auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, type));
@@ -95,7 +96,7 @@ INSTANTIATE_TEST_SUITE_P(
 // happens in place, in the rows the activation slots hold past the chunk; only when a slot has
 // no room left (a chunk that ends near max_batch) is a piece staged through the scratch.
 TEST(Strategies, NoStrategyCopiesBytesWhenTheSlotsHaveRoomToPad) {
-  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  if (!opencl_available()) TANDEM_OPENCL_MISSING("no OpenCL device");
   auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q8_0));
   ASSERT_TRUE(model);
   const std::vector<TokenId> prompt(11, 42);  // 8 standard rows + 3 padded to 4 at rows 8..11
@@ -116,7 +117,7 @@ TEST(Strategies, NoStrategyCopiesBytesWhenTheSlotsHaveRoomToPad) {
 }
 
 TEST(Strategies, PaddingStagesThroughTheScratchOnlyWhenTheSlotIsFull) {
-  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  if (!opencl_available()) TANDEM_OPENCL_MISSING("no OpenCL device");
   cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
   auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q8_0));
   ASSERT_TRUE(model);
@@ -139,7 +140,7 @@ TEST(Strategies, PaddingStagesThroughTheScratchOnlyWhenTheSlotIsFull) {
 }
 
 TEST(Strategies, OnlinePrepareChargesOneGraphBuildPerNewLength) {
-  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  if (!opencl_available()) TANDEM_OPENCL_MISSING("no OpenCL device");
   auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q4_0));
   ASSERT_TRUE(model);
   auto h = HeteroForward::create(model, small_options(Strategy::kOnlinePrepare));
@@ -155,7 +156,7 @@ TEST(Strategies, OnlinePrepareChargesOneGraphBuildPerNewLength) {
 }
 
 TEST(Strategies, BothSyncProtocolsGiveTheSameTokensAndFastSyncPolls) {
-  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  if (!opencl_available()) TANDEM_OPENCL_MISSING("no OpenCL device");
   auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q4_0));
   ASSERT_TRUE(model);
   const int n_vocab = model->config().n_vocab;
@@ -179,7 +180,7 @@ TEST(Strategies, BothSyncProtocolsGiveTheSameTokensAndFastSyncPolls) {
 }
 
 TEST(Strategies, TraceHasATrackPerDeviceAndTheSyncThread) {
-  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  if (!opencl_available()) TANDEM_OPENCL_MISSING("no OpenCL device");
   auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q8_0));
   ASSERT_TRUE(model);
   auto h = HeteroForward::create(model, small_options(Strategy::kWeightCentric));
@@ -208,7 +209,7 @@ TEST(Strategies, TraceHasATrackPerDeviceAndTheSyncThread) {
 }
 
 TEST(Strategies, InjectedNpuFailureFallsBackAndKeepsTheOutput) {
-  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  if (!opencl_available()) TANDEM_OPENCL_MISSING("no OpenCL device");
   auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q4_0));
   ASSERT_TRUE(model);
   const int n_vocab = model->config().n_vocab;
@@ -230,7 +231,7 @@ TEST(Strategies, InjectedNpuFailureFallsBackAndKeepsTheOutput) {
 class RunFaults : public ::testing::TestWithParam<std::tuple<Strategy, std::string>> {};
 
 TEST_P(RunFaults, FailedNpuRunsRerunOnTheGpuAndKeepTheOutput) {
-  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  if (!opencl_available()) TANDEM_OPENCL_MISSING("no OpenCL device");
   const auto& [strategy, plan] = GetParam();
   cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
   auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q4_0));
@@ -269,7 +270,7 @@ INSTANTIATE_TEST_SUITE_P(All, RunFaults,
 // A solver plan overrides --strategy per matmul: here it sends prefill to the NPU alone and decode
 // to the GPU alone, whatever the options say.
 TEST(Strategies, APlanDecidesEachMatmulAndKeepsTheOutput) {
-  if (!opencl_available()) GTEST_SKIP() << "no OpenCL device";
+  if (!opencl_available()) TANDEM_OPENCL_MISSING("no OpenCL device");
   cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
   auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q8_0));
   ASSERT_TRUE(model);

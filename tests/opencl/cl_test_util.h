@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "devices/opencl/cl_ops.h"
+#include "tests/support/require_opencl.h"
 
 namespace tandem::opencl::testing {
 
@@ -22,7 +23,7 @@ std::shared_ptr<Ops> shared_ops(std::string* why, bool* skip);
   bool var##_skip = false;                                                  \
   std::shared_ptr<::tandem::opencl::Ops> var =                              \
       ::tandem::opencl::testing::shared_ops(&var##_why, &var##_skip);       \
-  if (!var && var##_skip) GTEST_SKIP() << "no OpenCL device: " << var##_why; \
+  if (!var && var##_skip) TANDEM_OPENCL_MISSING("no OpenCL device: " << var##_why); \
   if (!var) FAIL() << var##_why
 
 // n floats (or raw bytes) in 64-byte aligned host memory, wrapped zero-copy, with kGuard

@@ -10,6 +10,7 @@
 #include "planner/perf_model.h"
 #include "planner/solver.h"
 #include "tests/model/test_models.h"
+#include "tests/support/require_opencl.h"
 
 namespace tandem::planner {
 namespace {
@@ -17,7 +18,7 @@ namespace {
 TEST(DeviceProfiler, ProfilesEveryPartOnBothDevicesAndDescribesTheHost) {
   auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q4_0));
   auto gpu = devices::open_device("opencl", model, 2);
-  if (!gpu.ok()) GTEST_SKIP() << "opencl is not available here: " << gpu.status().message();
+  if (!gpu.ok()) TANDEM_OPENCL_MISSING("opencl is not available here: " << gpu.status().message());
   auto npu = devices::open_device("npu", model, 2);
   ASSERT_TRUE(npu.ok()) << npu.status().message();
   ProfileSpace space;

@@ -74,18 +74,34 @@ TEST(Solver, BalancedUnitsSplitTheWeight) {
 }
 
 TEST(Solver, DynamicLengthsUseTheStandardPartOnTheNpu) {
-  // 300 rows: no 300-row graph. The NPU is fast on its 256-row graph but padding to... there is
-  // no larger graph here, so padding is infeasible; the GPU takes the 44-row remainder.
+  // 300 rows of the 1024x1024 weight; standard lengths 32/64/128/256, no graph holds 300 rows, so
+  // neither npu-only nor padding exists. Each candidate of the SEEDS formula on table(1e-8, 2e-5),
+  // with T_sync = 10 us (fast), GPU(r, n) = 1e-8 r n + 20 us (linear in n: extrapolation is exact)
+  // and NPU(r, graph g) = 2e-5 r/1024 g/32:
+  //   npu-pipe            300 = 256 + 32 + 12 (padded to the 32-row graph):
+  //                       NPU 2e-5 (8 + 1 + 1) = 200 us, + sync                        = 0.210 ms
+  //   activation-centric  max(NPU 256 = 160 us, GPU 44 rows = 450.56 + 20 us) + sync     = 0.48056 ms
+  //   hybrid (best split) NPU 768 rows: 256 + 44 padded to 64 = 120 + 30 us; GPU 256 rows x 300
+  //                       = 768 + 20 us; max + sync                                      = 0.798 ms
+  //   gpu-only            1e-8 x 1024 x 300 + 20 us                                      = 3.092 ms
+  //   online-prepare      NPU exact 2e-5 x 300/32 = 187.5 us + build 5 ms + 1e-9 x 300 x
+  //                       (1024 + 1024) x 2 = 1.2288 ms, + sync                          = 6.4263 ms
+  //   multi-tensor        none (2 x 256 > 300); weight-centric: no NPU graph of 300 rows
+  // So npu-pipe, then activation-centric.
   const CostDb db = table(1e-8, 2e-5);
   const PerfModels p(db);
   auto d = decide(p, db, 1024, 1024, 300, SyncMode::kFast);
   ASSERT_TRUE(d.ok());
   for (const Alternative& a : d->alternatives) EXPECT_NE(a.strategy, Strategy::kPadding) << "no graph holds 300 rows";
-  EXPECT_TRUE(d->best.strategy == Strategy::kActivationCentric || d->best.strategy == Strategy::kHybrid ||
-              d->best.strategy == Strategy::kNpuPipe || d->best.strategy == Strategy::kOnlinePrepare)
-      << d->explain();
-  // A graph build that costs more than everything else rules online-prepare out.
-  EXPECT_NE(d->best.strategy, Strategy::kOnlinePrepare);
+  EXPECT_EQ(d->best.strategy, Strategy::kNpuPipe) << d->explain();
+  EXPECT_NEAR(d->best.seconds, 0.210e-3, 1e-12) << d->explain();
+  ASSERT_GE(d->alternatives.size(), 5u) << d->explain();
+  EXPECT_EQ(d->alternatives[1].strategy, Strategy::kActivationCentric) << d->explain();
+  EXPECT_NEAR(d->alternatives[1].seconds, 0.48056e-3, 1e-12) << d->explain();
+  EXPECT_EQ(d->alternatives[2].strategy, Strategy::kHybrid) << d->explain();
+  EXPECT_NEAR(d->alternatives[2].seconds, 0.798e-3, 1e-12) << d->explain();
+  EXPECT_EQ(d->alternatives.back().strategy, Strategy::kOnlinePrepare) << d->explain();
+  EXPECT_NEAR(d->alternatives.back().seconds, 6.4263e-3, 1e-12) << d->explain();
 }
 
 TEST(Solver, BlockingSyncMakesSplitsLessAttractive) {

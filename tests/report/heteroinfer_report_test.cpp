@@ -1,13 +1,18 @@
 // The HeteroInfer report on a small configuration: every section is there, the plots and JSON are
-// written, the numbers are the simulator's (a table cell equals a direct simulate() of the same
-// scenario), and the paper's numbers sit beside ours.
+// written, the numbers are the simulator's (table cells and headline rows equal a direct
+// simulate() of the same scenario), they agree with what the SoC description and the model's
+// shapes imply on their own, and the paper's numbers sit beside ours.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "model/gen_model.h"
+#include "planner/perf_model.h"
+#include "planner/plan.h"
+#include "planner/profiler.h"
 #include "report/heteroinfer_report.h"
 #include "sim/simulate.h"
 
@@ -81,6 +86,71 @@ TEST(HeteroInferReport, NumbersAreTheSimulatorsOwn) {
   EXPECT_EQ(j["sensitivity"].size(), 8u);
   // A slower NPU can only make the NPU-heavy prefill slower.
   EXPECT_LT(j["sensitivity"][0]["prefill_change"].get<double>(), 0);
+
+  // The 256-token row, rerun: gpu-only, hetero-layer (strategy "layer") and hetero-tensor (the
+  // solver's plan for this SoC, profiled on it, as `tandem plan --soc` builds it).
+  const nlohmann::json& row256 = j["prefill_vs_length"][1];
+  ASSERT_EQ(row256["length"], 256);
+  o.prompt = 256;
+  o.partition.strategy = Strategy::kGpuOnly;
+  auto gpu = sim::simulate(**model, *soc, o);
+  o.partition.strategy = Strategy::kLayer;
+  auto layer = sim::simulate(**model, *soc, o);
+  ASSERT_TRUE(gpu.ok() && layer.ok());
+  EXPECT_DOUBLE_EQ(row256["gpu_only"].get<double>(), gpu->prefill_tok_s);
+  EXPECT_DOUBLE_EQ(row256["hetero_layer"].get<double>(), layer->prefill_tok_s);
+  planner::ProfileSpace space;
+  space.shapes = planner::splittable_shapes(**model);
+  auto db = planner::profile_soc(*soc, space);
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  auto plan = planner::build_plan(planner::PerfModels(*db), *db, space.shapes, 1024, SyncMode::kFast);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  o.partition.decider = planner::decider_from_plan(std::make_shared<const planner::Plan>(std::move(*plan)));
+  auto tensor = sim::simulate(**model, *soc, o);
+  ASSERT_TRUE(tensor.ok());
+  EXPECT_DOUBLE_EQ(row256["hetero_tensor"].get<double>(), tensor->prefill_tok_s);
+  // The headline rows print those numbers.
+  auto cell = [](double v, int prec) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.*f", prec, v);
+    return std::string(b);
+  };
+  const std::string& head = report().headline_table;
+  EXPECT_NE(head.find("| prefill 256, InternLM-1.8B, tok/s | " + cell(tensor->prefill_tok_s, 1) + " |"), std::string::npos) << head;
+  EXPECT_NE(head.find("| hetero-layer / gpu-only at 256 | " + cell(layer->prefill_tok_s / gpu->prefill_tok_s, 2) + " |"),
+            std::string::npos) << head;
+  // Prefill matmuls on the NPU beat the GPU at 256 rows (SEEDS profile points: a 4096x4096 weight
+  // at n = 256 takes the GPU 10841 us and the NPU 1884 us).
+  EXPECT_GT(layer->prefill_tok_s, gpu->prefill_tok_s);
+
+  // Numbers against what the SoC description and the model's shapes imply on their own, and the
+  // directions the mechanisms imply (none holds by construction). In this test, not one of its
+  // own: each test process builds the report (seconds).
+  const ModelConfig c = config_of_shape(*model_preset("internlm2-1.8b"));
+  const double D = c.dim, KV = c.kv_dim(), F = c.ffn_dim, L = c.n_layers;
+  // Online-prepare at 135 tokens builds one graph per layer matmul at run time (q, k, v, o, gate,
+  // up, down: 7 per layer), each priced fixed + per byte of its f16 input and output rows.
+  const nlohmann::json& dyn = j["dynamic_lengths"][0];
+  ASSERT_EQ(dyn["length"], 135);
+  const double io_cols = (D + D) + 2 * (D + KV) + (D + D) + 2 * (D + F) + (F + D);
+  const auto& prep = soc->npu_target.prepare;
+  const double build_s = L * (7 * prep.fixed_s + prep.per_byte_s * 135 * io_cols * 2);
+  EXPECT_NEAR(dyn["online_prepare_build_s"].get<double>(), build_s, build_s * 1e-12);
+  // Just above the standard 128: padding runs the 256-row graphs, npu-pipe the 128-row ones and
+  // the 7-row rest in the 32-row ones (160 rows): npu-pipe is faster.
+  EXPECT_GT(dyn["npu_pipe"].get<double>(), dyn["padding"].get<double>());
+  // Decode streams every layer weight and the output projection (vocab x dim; q4_0: 18 bytes per
+  // 32 weights) at least once per token.
+  const nlohmann::json& dec = j["decode"][0];
+  ASSERT_EQ(dec["model"], "internlm2-1.8b");
+  const double weight_bytes = (L * (2 * D * D + 2 * D * KV + 3 * D * F) + double(c.n_vocab) * D) / 32 * 18;
+  for (const char* k : {"gpu_only", "hetero_tensor"}) {
+    const double gb_s = dec[std::string(k) + "_gb_s"].get<double>(), tok_s = dec[std::string(k) + "_tok_s"].get<double>();
+    EXPECT_GE(gb_s * 1e9, tok_s * weight_bytes) << k;
+  }
+  // Fast sync (sleep for the predicted time, then poll) against blocking waits (clFinish, the
+  // NPU's interrupt path): every handoff waits less, in prefill and decode alike.
+  for (const auto& r : j["fast_sync"]) EXPECT_GT(r["fast"].get<double>(), r["blocking"].get<double>()) << r.dump();
 }
 
 TEST(HeteroInferReport, WritesItsFilesAndRefusesBadOptions) {
