@@ -70,6 +70,7 @@ TEST(LayerIr, Qwen3HeadsApartFromTheEmbeddingWithTheirNorms) {
   ModelConfig c = config(Arch::kQwen2);
   c.apply(describe_arch(Arch::kQwen3));
   c.head_dim = 64;  // 4 heads of 64: a 256-wide attention over the 128 embedding
+  c.ffn_dim = 384;  // so that only the output projection reads 256 columns
   auto ir = decoder_layer_mlir(c, 8, "prefill", "q8_0");
   ASSERT_TRUE(ir.ok()) << ir.status().message();
   EXPECT_EQ(count(*ir, "llm.head_norm"), 2) << *ir;

@@ -10,6 +10,7 @@
 #include "runtime/graph_forward.h"
 #include "runtime/sampler.h"
 #include "tests/model/test_models.h"
+#include "tests/support/require_opencl.h"
 
 namespace tandem {
 namespace {
@@ -22,7 +23,7 @@ TEST_P(GraphOnDevice, MatchesTheCpuDevice) {
   auto model = testing::load_or_die(testing::small_model_path(arch, type, arch != Arch::kLlama));
   ASSERT_TRUE(model);
   auto device = devices::open_device(name, model, 2);
-  if (!device.ok()) GTEST_SKIP() << device.status().message();
+  if (!device.ok()) TANDEM_OPENCL_MISSING(device.status().message());
   auto graph = GraphForward::create(model, std::move(*device), 64, 8);
   ASSERT_TRUE(graph.ok()) << graph.status().message();
   auto fast = make_cpu_forward(model, {2, 64, 8});
@@ -66,7 +67,7 @@ TEST(GraphOnDevice, OpenclCopiesNoBytesOnUnifiedMemory) {
   auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q8_0));
   ASSERT_TRUE(model);
   auto device = devices::open_device("opencl", model, 2);
-  if (!device.ok()) GTEST_SKIP() << device.status().message();
+  if (!device.ok()) TANDEM_OPENCL_MISSING(device.status().message());
   if (!(*device)->caps().unified_memory) GTEST_SKIP() << "the OpenCL device has no unified memory";
   auto graph = GraphForward::create(model, std::move(*device), 32, 8);
   ASSERT_TRUE(graph.ok());
