@@ -5,18 +5,30 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FUZZ_SECONDS="${FUZZ_SECONDS:-120}"
+stage_start=$SECONDS
+stage_done() { echo "== $1: $((SECONDS - stage_start)) s"; stage_start=$SECONDS; }
 bash scripts/install-deps.sh
+stage_done "dependencies"
 
 echo "== release build + tests"
 cmake --preset release -DTANDEM_WERROR=ON >/dev/null
 cmake --build --preset release
+stage_done "release build"
 ctest --preset release -j2
+stage_done "release tests"
 
+# The sanitizer build is the runtime without the MLIR compiler (the asan preset: TANDEM_COMPILER
+# OFF): every reader of untrusted files (GGUF, tokenizer data, compile cache, JSON inputs), the
+# devices, the runtime, simulator, planner and CLI run under ASan+UBSan; the compiler's own passes
+# (a host tool fed by tandem itself) are covered by the release stage.
 echo "== asan+ubsan build + tests"
 cmake --preset asan -DTANDEM_WERROR=ON >/dev/null
 cmake --build --preset asan
+stage_done "asan build"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --preset asan -j2
+stage_done "asan tests"
 
 echo "== fuzz the GGUF reader (${FUZZ_SECONDS}s) and the compile cache readers"
 bash fuzz/run.sh "${FUZZ_SECONDS}"
+stage_done "fuzz"

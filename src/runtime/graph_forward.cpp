@@ -23,9 +23,14 @@ Result<std::unique_ptr<GraphForward>> GraphForward::create(std::shared_ptr<const
 
 Status GraphForward::run_ops(const std::vector<graph::OpCall>& ops) {
   for (const graph::OpCall& op : ops) {
-    if (!device_->supports(op)) return Unsupported(device_->name() + ": cannot run " + op.describe());
     const auto t0 = std::chrono::steady_clock::now();
-    TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<devices::Completion> done, device_->submit(op));
+    // submit() checks the call itself; supports() is asked only to say why one was refused.
+    Result<std::unique_ptr<devices::Completion>> submitted = device_->submit(op);
+    if (!submitted.ok()) {
+      if (!device_->supports(op)) return Unsupported(device_->name() + ": cannot run " + op.describe());
+      return submitted.status();
+    }
+    std::unique_ptr<devices::Completion> done = std::move(*submitted);
     TANDEM_RETURN_IF_ERROR(done->wait());
     usage_.tasks++;
     usage_.busy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
