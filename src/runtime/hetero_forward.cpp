@@ -20,7 +20,7 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   // Staging for padded NPU runs: the largest standard length by the widest row.
   const int64_t pad_rows = o.partition.standard_lengths.empty()
                                ? 1 : *std::max_element(o.partition.standard_lengths.begin(), o.partition.standard_lengths.end());
-  const int64_t pad_cols = std::max(c.dim, c.ffn_dim);
+  const int64_t pad_cols = std::max({c.dim, c.q_dim(), c.ffn_dim});
   const size_t pad_x = h->memory_.reserve("npu padding in [L x width]", size_t(pad_rows * pad_cols) * sizeof(float), c.n_layers);
   const size_t pad_y = h->memory_.reserve("npu padding out [L x width]", size_t(pad_rows * pad_cols) * sizeof(float), c.n_layers);
   // Fast sync: one cache line per device for the completion flag its kernels raise.

@@ -21,7 +21,7 @@ Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const S
   const int context = o.prompt + o.gen;
   graph::BufferPlan plan(pool, c, o.prompt, context, slot_rows_for(o.prompt, lengths));
   const int64_t pad_rows = lengths.empty() ? 1 : lengths.back();
-  const int64_t pad_cols = std::max(c.dim, c.ffn_dim);
+  const int64_t pad_cols = std::max({c.dim, c.q_dim(), c.ffn_dim});
   const size_t pad_x = pool.reserve("npu padding in", size_t(pad_rows * pad_cols) * 4, c.n_layers);
   const size_t pad_y = pool.reserve("npu padding out", size_t(pad_rows * pad_cols) * 4, c.n_layers);
   const size_t logits = pool.reserve("logits", size_t(c.n_vocab) * 4);

@@ -2,6 +2,7 @@
 // and the strategies' traffic in the order fusion promises.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "model/gen_model.h"
@@ -28,6 +29,38 @@ bool within(const Clustering& p, const ClusteringOptions& o) {
     if (!p.clusters[k].feasible || (o.power_cap_w > 0 && p.clusters[k].power_w > o.power_cap_w)) return false;
   }
   return true;
+}
+
+// The layer the fusion model prices is the decoder's op list: every op in order, each reading what
+// the decoder feeds it, K and V leaving for the cache, the layer input read from DDR by the first
+// norm and the first residual.
+TEST(Fusion, TheLayerGraphIsTheDecodersOpList) {
+  const FusionGraph g = layer(testing::target(), "llama3.2-1b", 16, 64);
+  std::vector<std::string> names;
+  for (const FusionOp& op : g.ops) names.push_back(op.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"attn_norm", "q", "k", "v", "rope_q", "rope_k", "attention", "o", "residual_1",
+                                             "ffn_norm", "gate", "up", "swiglu", "down", "residual_2"}));
+  auto index = [&](const std::string& n) { return int(std::find(names.begin(), names.end(), n) - names.begin()); };
+  auto inputs = [&](const std::string& n) { return g.ops[size_t(index(n))].inputs; };
+  EXPECT_EQ(inputs("attention"), (std::vector<int>{index("rope_q"), index("rope_k"), index("v")}));
+  EXPECT_EQ(inputs("swiglu"), (std::vector<int>{index("gate"), index("up")}));
+  EXPECT_EQ(inputs("residual_2"), (std::vector<int>{index("down"), index("residual_1")}));
+  EXPECT_EQ(inputs("ffn_norm"), (std::vector<int>{index("residual_1")}));
+  for (const char* n : {"rope_k", "v", "residual_2"}) EXPECT_TRUE(g.ops[size_t(index(n))].output) << n;
+  for (const char* n : {"q", "rope_q", "attention", "residual_1"}) EXPECT_FALSE(g.ops[size_t(index(n))].output) << n;
+  for (const char* n : {"attn_norm", "residual_1"}) {
+    EXPECT_EQ(g.ops[size_t(index(n))].ext_in_key, "layer_input") << n;
+    EXPECT_EQ(g.ops[size_t(index(n))].ext_in_bytes, 16u * 2048 * 2) << n;
+  }
+  // Qwen3: per-head q/k norms between the projections and rope, over the 2048-wide attention.
+  const FusionGraph q3 = layer(testing::target(), "qwen3-0.6b", 8, 64);
+  std::vector<std::string> q3names;
+  for (const FusionOp& op : q3.ops) q3names.push_back(op.name);
+  EXPECT_EQ(std::vector<std::string>(q3names.begin(), q3names.begin() + 8),
+            (std::vector<std::string>{"attn_norm", "q", "k", "v", "q_norm", "k_norm", "rope_q", "rope_k"}));
+  const TargetModel& t = testing::target();
+  const FusionOp q = linear_op(t, "q", 8, 1024, 2048, DType::Q4_0);
+  EXPECT_EQ(q3.ops[1].weight_bytes, q.weight_bytes) << "q projects the 1024 embedding to 16 heads of 128";
 }
 
 TEST(Fusion, SearchIsExactAgainstBruteForce) {

@@ -2,7 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <memory>
 
+#include "core/memory_pool.h"
+#include "graph/transformer_graph.h"
+#include "model/model.h"
 #include "npu/cost_model.h"
 
 namespace tandem::npu::fusion {
@@ -77,45 +82,101 @@ FusionOp attention_op(const TargetModel& t, std::string name, uint64_t rows, uin
   return op;
 }
 
-FusionGraph decoder_layer_graph(const TargetModel& t, const ModelConfig& c, uint64_t rows, uint64_t context,
+namespace {
+
+// The fusion graph's name for an op of the decoder's list: the projection a weight serves, or the
+// step a row op is. Names are what the reports and the compiler's clusters print.
+std::string op_name(const graph::OpCall& op, const LayerWeights& L, const graph::Buffers& buf, int* residuals, int* norms) {
+  using graph::OpKind;
+  const std::pair<const Weight*, const char*> projections[] = {
+      {&L.wq, "q"}, {&L.wk, "k"}, {&L.wv, "v"}, {&L.wo, "o"}, {&L.w_gate, "gate"}, {&L.w_up, "up"}, {&L.w_down, "down"},
+      {&L.bq, "bias_q"}, {&L.bk, "bias_k"}, {&L.bv, "bias_v"}, {&L.q_norm, "q_norm"}, {&L.k_norm, "k_norm"}};
+  for (const auto& [w, name] : projections)
+    if (op.weight == w) return name;
+  switch (op.kind) {
+    case OpKind::kRmsNorm: return (*norms)++ == 0 ? "attn_norm" : "ffn_norm";
+    case OpKind::kRope: return op.out.data == buf.q ? "rope_q" : "rope_k";
+    case OpKind::kAdd: return "residual_" + std::to_string(++*residuals);
+    default: return graph::op_kind_name(op.kind);
+  }
+}
+
+}  // namespace
+
+FusionGraph decoder_layer_graph(const TargetModel& t, const ModelConfig& config, uint64_t rows, uint64_t context,
                                 DType w) {
+  // The layer is the runtime's: graph::build_forward's ops of a one-layer model of this shape
+  // (laid out in address space only), each priced as the NPU would run it. Which op reads which
+  // is followed through the buffers the ops name.
+  ModelConfig c = config;
+  c.n_layers = 1;
+  const std::shared_ptr<Model> model = Model::shape_only(c, w);
+  MemoryPool pool;
+  graph::BufferPlan plan(pool, c, int(rows), int(context));
+  pool.allocate_address_space_only();
+  const graph::Buffers buf = plan.bind(pool);
+  const std::vector<graph::OpCall> ops = graph::build_forward(*model, buf, int(rows), 0, nullptr, false);
+  const LayerWeights& L = model->layers()[0];
+
   FusionGraph g;
-  const uint64_t D = uint64_t(c.dim), KV = uint64_t(c.kv_dim()), F = uint64_t(c.ffn_dim);
-  auto add = [&](FusionOp op, std::vector<int> inputs) {
-    op.inputs = std::move(inputs);
-    g.ops.push_back(std::move(op));
-    return int(g.ops.size()) - 1;
+  std::map<const void*, int> producer;  // buffer -> the op whose result it holds now (absent: the layer input)
+  auto reads = [&](const void* p, FusionOp& op) {
+    if (auto it = producer.find(p); it != producer.end()) {
+      if (std::find(op.inputs.begin(), op.inputs.end(), it->second) == op.inputs.end()) op.inputs.push_back(it->second);
+    } else if (p == buf.x) {  // the layer input comes from DDR (the previous layer)
+      op.ext_in_bytes = rows * uint64_t(c.dim) * 2;
+      op.ext_in_key = "layer_input";
+    }
   };
-  // The layer input comes from DDR (the previous layer) into the first norm and the residual.
-  FusionOp norm1 = vector_op(t, "attn_norm", rows * D, {VecOp::kSumSq, VecOp::kRmsApply});
-  norm1.ext_in_bytes = rows * D * 2;
-  norm1.ext_in_key = "layer_input";
-  const int n1 = add(norm1, {});
-  const int q = add(linear_op(t, "q", rows, D, D, w), {n1});
-  const int k = add(linear_op(t, "k", rows, D, KV, w), {n1});
-  const int v = add(linear_op(t, "v", rows, D, KV, w), {n1});
-  const int rq = add(vector_op(t, "rope_q", rows * D, {VecOp::kMul, VecOp::kMul, VecOp::kAdd}), {q});
-  FusionOp rk = vector_op(t, "rope_k", rows * KV, {VecOp::kMul, VecOp::kMul, VecOp::kAdd});
-  rk.output = true;  // K goes to the KV cache
-  const int rkk = add(rk, {k});
-  g.ops[size_t(v)].output = true;  // V goes to the KV cache
-  const int at = add(attention_op(t, "attention", rows, context, uint64_t(c.n_heads), uint64_t(c.n_kv_heads),
-                                  uint64_t(c.head_dim)),
-                     {rq, rkk, v});
-  const int o = add(linear_op(t, "o", rows, D, D, w), {at});
-  FusionOp res1 = vector_op(t, "residual_1", rows * D, {VecOp::kAdd});
-  res1.ext_in_bytes = rows * D * 2;  // the layer input again: free when attn_norm is in the same cluster
-  res1.ext_in_key = "layer_input";
-  const int r1 = add(res1, {o});
-  const int n2 = add(vector_op(t, "ffn_norm", rows * D, {VecOp::kSumSq, VecOp::kRmsApply}), {r1});
-  const int gt = add(linear_op(t, "gate", rows, D, F, w), {n2});
-  const int up = add(linear_op(t, "up", rows, D, F, w), {n2});
-  const int sw = add(vector_op(t, "swiglu", rows * F, {VecOp::kSwiglu}), {gt, up});
-  const int dn = add(linear_op(t, "down", rows, F, D, w), {sw});
-  FusionOp res2 = vector_op(t, "residual_2", rows * D, {VecOp::kAdd});
-  res2.output = true;
-  add(res2, {dn, r1});
-  g.describe = c.arch_name + " layer (dim " + std::to_string(D) + ", ffn " + std::to_string(F) + "), " +
+  int residuals = 0, norms = 0;
+  for (const graph::OpCall& call : ops) {
+    using graph::OpKind;
+    const uint64_t n = uint64_t(call.out.rows), width = uint64_t(call.out.cols);
+    FusionOp op;
+    switch (call.kind) {
+      case OpKind::kGetRows: continue;  // the embedding precedes the layer
+      case OpKind::kKvStore:
+        // K and V leave for the cache; attention reads them back through it.
+        for (const float* src : {call.a.data, call.b.data}) g.ops[size_t(producer.at(src))].output = true;
+        producer[call.k_cache] = producer.at(call.a.data);
+        producer[call.v_cache] = producer.at(call.b.data);
+        continue;
+      case OpKind::kMatmul:
+        op = linear_op(t, "", n, uint64_t(call.weight->cols), uint64_t(call.weight->rows), w);
+        reads(call.a.data, op);
+        break;
+      case OpKind::kAttention:
+        op = attention_op(t, "", n, context, uint64_t(call.n_heads), uint64_t(call.n_kv_heads), uint64_t(call.head_dim));
+        for (const void* p : {static_cast<const void*>(call.a.data), static_cast<const void*>(call.k_cache),
+                              static_cast<const void*>(call.v_cache)})
+          reads(p, op);
+        break;
+      case OpKind::kRmsNorm:
+        op = vector_op(t, "", n * width, {VecOp::kSumSq, VecOp::kRmsApply});
+        reads(call.a.data, op);
+        break;
+      case OpKind::kRope:
+        op = vector_op(t, "", n * width, {VecOp::kMul, VecOp::kMul, VecOp::kAdd});
+        reads(call.out.data, op);
+        break;
+      case OpKind::kAddBias:
+      case OpKind::kAdd:
+        op = vector_op(t, "", n * width, {VecOp::kAdd});
+        if (call.kind == OpKind::kAdd) reads(call.a.data, op);  // the branch, then the residual it joins
+        reads(call.out.data, op);
+        break;
+      case OpKind::kSwiglu:
+        op = vector_op(t, "", n * width, {VecOp::kSwiglu});
+        reads(call.out.data, op);
+        reads(call.a.data, op);
+        break;
+    }
+    op.name = op_name(call, L, buf, &residuals, &norms);
+    g.ops.push_back(std::move(op));
+    producer[call.out.data] = int(g.ops.size()) - 1;
+  }
+  g.ops.back().output = true;  // the layer's output
+  g.describe = c.arch_name + " layer (dim " + std::to_string(c.dim) + ", ffn " + std::to_string(c.ffn_dim) + "), " +
                std::to_string(rows) + " rows over " + std::to_string(context) + " tokens, " + std::string(dtype_name(w));
   return g;
 }
