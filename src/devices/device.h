@@ -16,6 +16,10 @@
 #include "graph/op.h"
 #include "model/model.h"
 
+namespace tandem::compile_cache {
+class CompileCache;
+}
+
 namespace tandem::devices {
 
 enum class DeviceKind { kCpu, kGpu, kNpu };
@@ -87,6 +91,14 @@ class Device {
   virtual bool use_completion_flag(uint64_t* flag) { return false; }
   // Bytes copied between host and device memory so far (0 on unified memory used in place).
   virtual uint64_t bytes_copied() const { return 0; }
+  // Static-graph devices: graphs built so far, and of those, programs a compile cache supplied.
+  virtual uint64_t graphs_prepared() const { return 0; }
+  virtual uint64_t graphs_from_cache() const { return 0; }
+  // Runs the compiled programs of `cache` where it has the shape (optional: devices that run no
+  // compiled programs refuse).
+  virtual Status use_compile_cache(std::shared_ptr<const compile_cache::CompileCache> cache) {
+    return Unsupported(name() + ": runs no compiled NPU programs (--npu-cache needs an npu)");
+  }
 };
 
 }  // namespace tandem::devices

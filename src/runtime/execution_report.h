@@ -34,6 +34,9 @@ struct ExecutionReport {
   double npu_prepare_seconds = 0;
   uint64_t npu_prepare_fallbacks = 0;  // parts lowered onto the GPU: no graph (per chunk)
   uint64_t npu_run_fallbacks = 0;      // kernels the NPU failed, run again on the GPU
+  // Ops placed past their role's device (it does not support them), and the first, in words.
+  uint64_t placed_elsewhere = 0;
+  std::string first_placement;
   // Synchronization (multi-device runs).
   std::string sync;          // "fast" | "blocking" | "" (single device)
   std::string flag_devices;  // fast sync: devices whose completions are flags in the pool

@@ -9,6 +9,37 @@
 
 namespace tandem {
 
+namespace {
+
+// Roles by kind: the npu takes the NPU's; the GPU, else the cpu, takes the GPU's (every op but a
+// split matmul); the cpu, where the GPU has the role, takes what the GPU does not support.
+Status assign_roles(const std::map<std::string, std::unique_ptr<devices::Device>>& set, PartitionOptions& p) {
+  std::string gpu, cpu, npu;
+  for (const auto& [name, d] : set) {
+    std::string* role = nullptr;
+    switch (d->caps().kind) {
+      case devices::DeviceKind::kGpu: role = &gpu; break;
+      case devices::DeviceKind::kCpu: role = &cpu; break;
+      case devices::DeviceKind::kNpu: role = &npu; break;
+    }
+    if (!role->empty()) {
+      return InvalidArgument("--devices: '" + *role + "' and '" + name + "' are both " +
+                             devices::device_kind_name(d->caps().kind) + "s (one device of each kind)");
+    }
+    *role = name;
+  }
+  if (gpu.empty() && cpu.empty()) {
+    return InvalidArgument("--devices: '" + npu + "' runs static graphs only; add a device that runs any shape (cpu or opencl)");
+  }
+  p.gpu = gpu.empty() ? cpu : gpu;
+  p.npu = npu;
+  p.fallbacks.clear();
+  if (!cpu.empty() && cpu != p.gpu) p.fallbacks.push_back(cpu);
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<const Model> model, HeteroOptions o) {
   if (!model) return InvalidArgument("forward: no model");
   const ModelConfig& c = model->config();
@@ -23,8 +54,19 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   const int64_t pad_cols = std::max({c.dim, c.q_dim(), c.ffn_dim});
   const size_t pad_x = h->memory_.reserve("npu padding in [L x width]", size_t(pad_rows * pad_cols) * sizeof(float), c.n_layers);
   const size_t pad_y = h->memory_.reserve("npu padding out [L x width]", size_t(pad_rows * pad_cols) * sizeof(float), c.n_layers);
+  // The device set: names, opened and checked before any memory is laid out for them.
+  std::vector<std::string> names = o.devices;
+  if (names.empty()) names = {o.partition.gpu, o.partition.npu};
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::erase(names, std::string());
+  std::map<std::string, std::unique_ptr<devices::Device>> opened;
+  for (const std::string& name : names) {
+    TANDEM_ASSIGN_OR_RETURN(opened[name], devices::open_device(name, model, o.n_threads));
+  }
+  TANDEM_RETURN_IF_ERROR(assign_roles(opened, o.partition));
   // Fast sync: one cache line per device for the completion flag its kernels raise.
-  const size_t flags = h->memory_.reserve("completion flags [device x 64 B]", 2 * MemoryPool::kAlignment);
+  const size_t flags = h->memory_.reserve("completion flags [device x 64 B]", names.size() * MemoryPool::kAlignment);
   TANDEM_RETURN_IF_ERROR(h->memory_.allocate());
   h->buffers_ = plan.bind(h->memory_);
 
@@ -39,15 +81,17 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   if (!fault_text.empty()) {
     TANDEM_ASSIGN_OR_RETURN(faults, devices::parse_fault_plan(fault_text, fault_source));
   }
+  if ((faults.any() || o.npu_cache) && o.partition.npu.empty()) {
+    return InvalidArgument(std::string(faults.any() ? fault_source + ": NPU faults" : "--npu-cache: compiled programs") +
+                           " need an npu in the device set");
+  }
 
   std::map<std::string, devices::Device*> raw;
-  for (const std::string& name : {o.partition.gpu, o.partition.npu}) {
-    if (h->devices_.count(name)) continue;
-    TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<devices::Device> d, devices::open_device(name, model, o.n_threads));
+  for (auto& [name, d] : opened) {
     if (name == o.partition.npu) {
-      h->npu_model_ = dynamic_cast<devices::NpuDevice*>(d.get());
-      if (o.npu_cache && h->npu_model_) h->npu_model_->set_compile_cache(o.npu_cache);
+      if (o.npu_cache) TANDEM_RETURN_IF_ERROR(d->use_compile_cache(o.npu_cache));
       if (faults.any()) d = std::make_unique<devices::FaultInjectingDevice>(std::move(d), faults);
+      h->npu_ = d.get();
     }
     TANDEM_RETURN_IF_ERROR(d->map_shared_memory(h->memory_.get(0), h->memory_.total_bytes()));
     if (o.sync == SyncMode::kFast) {
@@ -57,9 +101,10 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
     raw[name] = d.get();
     h->devices_[name] = std::move(d);
   }
-  devices::Device* npu = h->devices_.at(o.partition.npu).get();
+  devices::Device* npu = h->npu_;
   bool warned = false;
   auto npu_can_run = [npu, warned](const graph::GraphSpec& spec) mutable {
+    if (!npu) return false;
     Result<devices::PrepareReport> r = npu->prepare(spec);
     if (!r.ok() && !warned) {
       std::fprintf(stderr, "tandem: warning: npu cannot run %s (%s); that part runs on the GPU\n", spec.key().c_str(),
@@ -68,21 +113,29 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
     }
     return r.ok();
   };
+  SupportsFn supports = [raw](const std::string& device, const graph::OpCall& call) {
+    return raw.at(device)->supports(call);
+  };
   PadScratch pad{h->memory_.get_as<float>(pad_x), h->memory_.get_as<float>(pad_y), pad_rows, pad_cols};
-  h->partitioner_ = std::make_unique<Partitioner>(o.partition, pad, npu_can_run);
+  h->partitioner_ = std::make_unique<Partitioner>(o.partition, pad, npu_can_run, supports);
   h->driver_ = std::make_unique<RealDriver>(raw, o.sync);
   h->options_ = std::move(o);
   return h;
 }
 
 ExecutionReport HeteroForward::execution_report() const {
-  ExecutionReport r = report_with_pool(options_.partition.gpu + "+" + options_.partition.npu + " " +
-                                           strategy_name(options_.partition.strategy), memory_);
+  std::string set;
+  for (const auto& [name, d] : devices_) set += (set.empty() ? "" : "+") + name;
+  const PartitionOptions& p = options_.partition;
+  ExecutionReport r = report_with_pool(
+      set + " " + (p.npu.empty() ? std::string("(no npu: every op on ") + p.gpu + ")" : strategy_name(p.strategy)), memory_);
   const DriverStats& s = driver_->stats();
   r.host_bytes_copied = s.host_bytes_copied;
   for (const auto& [name, d] : devices_) r.device_bytes_copied += d->bytes_copied();
-  r.npu_graphs = npu_model_ ? npu_model_->graphs_prepared() : 0;
-  r.npu_graphs_compiled = npu_model_ ? npu_model_->graphs_from_cache() : 0;
+  r.npu_graphs = npu_ ? npu_->graphs_prepared() : 0;
+  r.npu_graphs_compiled = npu_ ? npu_->graphs_from_cache() : 0;
+  r.placed_elsewhere = partitioner_->placed_elsewhere();
+  r.first_placement = partitioner_->first_placement();
   r.npu_prepare_seconds = prepare_seconds();
   r.npu_prepare_fallbacks = uint64_t(partitioner_->fallbacks());
   r.npu_run_fallbacks = s.rerun_on_fallback;
@@ -114,6 +167,7 @@ Status HeteroForward::run_ops(const std::vector<graph::OpCall>& ops) {
     after = partitioner_->lower(op, graph::is_layer_matmul(*model_, op), after, graph_,
                                 "op" + std::to_string(i) + " " + op.describe());
   }
+  if (!partitioner_->error().empty()) return Unsupported(partitioner_->error());
   return driver_->run(graph_);
 }
 

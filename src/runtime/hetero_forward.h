@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "devices/npu/npu_device.h"
+#include "devices/device.h"
 #include "runtime/decoder_forward.h"
 #include "runtime/partition.h"
 #include "runtime/real_driver.h"
@@ -19,7 +19,11 @@ class CompileCache;
 }
 
 struct HeteroOptions {
-  PartitionOptions partition;
+  // The devices by name (any set the registry opens: cpu, opencl, npu). Their roles come from
+  // their kinds: the npu takes the NPU's, the GPU (else the cpu) the GPU's; an op the GPU's device
+  // does not support runs on the cpu when the set has one. Empty: partition.gpu and partition.npu.
+  std::vector<std::string> devices;
+  PartitionOptions partition;  // its gpu / npu / fallbacks are set from the devices' roles
   int context = 0;      // 0: min(model context, 4096)
   int max_batch = 512;  // tokens per chunk
   int n_threads = 2;    // for a cpu device, if one is used
@@ -33,7 +37,7 @@ struct HeteroOptions {
 
 class HeteroForward final : public DecoderForward {
  public:
-  // Opens the partition's GPU and NPU devices and maps the shared memory pool on both.
+  // Opens the devices, gives each its role and maps the shared memory pool on every one.
   static Result<std::unique_ptr<HeteroForward>> create(std::shared_ptr<const Model> model, HeteroOptions options);
   const DriverStats& stats() const { return driver_->stats(); }
   const std::vector<TaskTiming>& timings() const { return driver_->timings(); }
@@ -55,7 +59,7 @@ class HeteroForward final : public DecoderForward {
   TaskGraph graph_;
   HeteroOptions options_;
   std::vector<std::string> flag_devices_;  // devices raising a completion flag in the pool
-  devices::NpuDevice* npu_model_ = nullptr;  // the emulated NPU (under any fault injector), for its graph count
+  devices::Device* npu_ = nullptr;  // the device in the NPU's role (under any fault injector); null when none
 };
 
 }  // namespace tandem

@@ -69,9 +69,21 @@ int slot_rows_for(int max_batch, const std::vector<int>& standard_lengths) {
   return std::max(rows, max_batch);
 }
 
-Partitioner::Partitioner(PartitionOptions options, PadScratch pad, std::function<bool(const GraphSpec&)> npu_can_run)
-    : opt_(std::move(options)), pad_(pad), npu_can_run_(std::move(npu_can_run)) {
+Partitioner::Partitioner(PartitionOptions options, PadScratch pad, std::function<bool(const GraphSpec&)> npu_can_run,
+                         SupportsFn supports)
+    : opt_(std::move(options)), pad_(pad), npu_can_run_(std::move(npu_can_run)), supports_(std::move(supports)) {
   std::sort(opt_.standard_lengths.begin(), opt_.standard_lengths.end());
+}
+
+std::string Partitioner::dynamic_device(const OpCall& call, const std::string& label) {
+  if (!supports_ || supports_(opt_.gpu, call)) return opt_.gpu;
+  for (const std::string& d : opt_.fallbacks) {
+    if (d == opt_.gpu || !supports_(d, call)) continue;
+    if (placed_elsewhere_++ == 0) first_placement_ = label + " on " + d + " (" + opt_.gpu + " does not support it)";
+    return d;
+  }
+  if (error_.empty()) error_ = "no device of the set runs " + call.describe() + " (" + label + ")";
+  return opt_.gpu;
 }
 
 bool Partitioner::is_standard(int64_t m) const {
@@ -103,10 +115,10 @@ std::vector<int> Partitioner::gpu_part(const OpCall& op, int64_t r0, int64_t r1,
                                        const std::vector<int>& after, TaskGraph& g, const std::string& label) {
   if (r0 >= r1 || w0 >= w1) return {};
   Task t;
-  t.device = opt_.gpu;
   t.call = slice(op, r0, r1, w0, w1);
+  t.device = dynamic_device(*t.call, label);
   t.deps = after;
-  t.label = label + " gpu " + range("rows", r0, r1) + " " + range("w", w0, w1);
+  t.label = label + " " + t.device + " " + range("rows", r0, r1) + " " + range("w", w0, w1);
   return {g.add(std::move(t))};
 }
 
@@ -221,14 +233,14 @@ std::vector<int> Partitioner::npu_pipe(const OpCall& op, const std::vector<int>&
 
 std::vector<int> Partitioner::lower(const OpCall& op, bool splittable, const std::vector<int>& after, TaskGraph& g,
                                     const std::string& label) {
-  if (!splittable || op.kind != OpKind::kMatmul) {
+  if (!splittable || op.kind != OpKind::kMatmul || opt_.npu.empty()) {
     // Everything else (norms, rope, attention, SwiGLU, the vocabulary projection) runs whole on
-    // the GPU, as HeteroInfer places them.
+    // the GPU, as HeteroInfer places them; so does every matmul when the set has no NPU.
     Task t;
-    t.device = opt_.gpu;
     t.call = op;
+    t.device = dynamic_device(op, label);
     t.deps = after;
-    t.label = label + " gpu";
+    t.label = label + " " + t.device;
     return {g.add(std::move(t))};
   }
   Strategy strategy = opt_.strategy;

@@ -1,4 +1,4 @@
-// Partition executors: how one op of the transformer becomes tasks on the GPU and the NPU under
+// Partition strategies: how one op of the transformer becomes tasks on the GPU and the NPU under
 // each strategy of HeteroInfer (docs/SEEDS.md A.2), including the baselines it must beat.
 //
 // The NPU runs only static shapes: activation row counts from the standard lengths (plus 1, the
@@ -40,8 +40,16 @@ struct PartitionOptions {
   Decider decider;  // if set, consulted for every splittable matmul first
   double gpu_share = 0.5;  // weight-centric and hybrid: fraction of weight rows on the GPU
   std::vector<int> standard_lengths = {32, 64, 128, 256, 512, 1024};
-  std::string gpu = "opencl", npu = "npu";  // device names
+  // Devices by role (runtime/device_roles.h picks them from the device set by kind): `gpu` takes
+  // the GPU's role (dynamic shapes: the GPU, or the cpu where there is none) and every op that is
+  // not a split matmul; `npu` the NPU's (static graphs; "" when the set has none: every matmul
+  // then runs on `gpu`). `fallbacks`, in order, take an op the role's device does not support.
+  std::string gpu = "opencl", npu = "npu";
+  std::vector<std::string> fallbacks;
 };
+
+// Whether a device can run a call (devices::Device::supports); null: every device runs every call.
+using SupportsFn = std::function<bool(const std::string& device, const graph::OpCall& call)>;
 
 // Where padded NPU runs stage their rows: [max_rows x max_cols] floats each.
 struct PadScratch {
@@ -58,7 +66,8 @@ class Partitioner {
  public:
   // npu_can_run(spec) prepares (or finds) the NPU graph for spec; false makes that part fall
   // back to the GPU (an unsupported weight type, or an injected prepare failure).
-  Partitioner(PartitionOptions options, PadScratch pad, std::function<bool(const graph::GraphSpec&)> npu_can_run);
+  Partitioner(PartitionOptions options, PadScratch pad, std::function<bool(const graph::GraphSpec&)> npu_can_run,
+              SupportsFn supports = {});
 
   // Appends the tasks of `op` (each depending on `after`) and returns the tasks that finish it.
   // splittable: a layer matmul the strategy may place on the NPU; everything else goes to the GPU.
@@ -68,6 +77,12 @@ class Partitioner {
   const PartitionOptions& options() const { return opt_; }
   int fallbacks() const { return fallbacks_; }  // NPU parts that ran on the GPU instead
   uint64_t decided() const { return decided_; }  // splittable matmuls the decider chose for
+  // Ops (or parts) placed past their role's device because it does not support them, and the
+  // first such placement in words; error() names an op no device of the set supports (the tasks
+  // lowered for it are not to be run).
+  uint64_t placed_elsewhere() const { return placed_elsewhere_; }
+  const std::string& first_placement() const { return first_placement_; }
+  const std::string& error() const { return error_; }
 
  private:
   bool is_standard(int64_t m) const;
@@ -86,11 +101,17 @@ class Partitioner {
   std::vector<int> lower_split(const graph::OpCall& op, Strategy s, double gpu_share, const std::vector<int>& after,
                                TaskGraph& g, const std::string& label);
 
+  // The device that runs `call` in the GPU's role: `gpu`, else the first fallback supporting it.
+  std::string dynamic_device(const graph::OpCall& call, const std::string& label);
+
   PartitionOptions opt_;
   PadScratch pad_;
   std::function<bool(const graph::GraphSpec&)> npu_can_run_;
+  SupportsFn supports_;
   int fallbacks_ = 0;
   uint64_t decided_ = 0;
+  uint64_t placed_elsewhere_ = 0;
+  std::string first_placement_, error_;
 };
 
 }  // namespace tandem

@@ -78,7 +78,13 @@ elif [ "${TANDEM_REQUIRE_OPENCL:-}" = 1 ]; then
 else
   echo "no OpenCL device: multi-device checks skipped"
 fi
-check "fault plan needs the npu" one_line_error "needs --devices opencl,npu" "$TANDEM" run -m "$M" -p hi --npu-fault run
+# Any set of devices: roles by kind; greedy tokens equal the cpu alone.
+for set in cpu,npu cpu,opencl cpu,opencl,npu; do
+  check "--devices $set tokens equal cpu" [ "$("$TANDEM" run -m "$M" --prompt-ids "1 2 3" -n 8 --temp 0 --ids --devices "$set" 2>/dev/null)" == "$ids1" ]
+done
+check "npu alone names what it cannot run" one_line_error "get_rows" "$TANDEM" run -m "$M" --prompt-ids "1 2" -n 1 --devices npu
+check "unknown device named" one_line_error "'tpu'" "$TANDEM" run -m "$M" --prompt-ids "1 2" -n 1 --devices cpu,tpu
+check "fault plan needs the npu" one_line_error "needs an npu and another device" "$TANDEM" run -m "$M" -p hi --npu-fault run
 
 # simulate: a prediction on a modeled SoC, with the JSON fields tools read.
 sj=$("$TANDEM" simulate --soc sd8gen3 --model-preset internlm2-1.8b --prompt 64 --gen 2 --json)
@@ -92,7 +98,7 @@ check "profile writes a cost DB" "$TANDEM" profile --soc sd8gen3 -m "$M" --stand
 check "plan from the cost DB" bash -c "\"$TANDEM\" plan --costdb \"$WORK/costdb.json\" -m \"$M\" --max-len 80 -o \"$WORK/plan.json\" | grep -q attn_q"
 check "plan json written" grep -q '"format": "tandem-plan-1"' "$WORK/plan.json"
 check "simulate --plan" bash -c "\"$TANDEM\" simulate --soc sd8gen3 -m \"$M\" --prompt 40 --gen 2 --plan \"$WORK/plan.json\" --json | grep -q '\"strategy\":\"plan '"
-check "run --plan needs opencl,npu" one_line_error "needs --devices opencl,npu" "$TANDEM" run -m "$M" -p hi --plan "$WORK/plan.json"
+check "run --plan needs opencl,npu" one_line_error "needs an npu and another device" "$TANDEM" run -m "$M" -p hi --plan "$WORK/plan.json"
 check "bad plan file" one_line_error "costdb.json: field 'format'" "$TANDEM" simulate --soc sd8gen3 -m "$M" --plan "$WORK/costdb.json"
 check "plan bad op" one_line_error "'4096by4096'" "$TANDEM" plan --soc sd8gen3 --op 4096by4096 --seq 4
 check "simulate unknown soc" one_line_error "sd8gen3" "$TANDEM" simulate --soc sd9000 --model-preset llama3-8b
@@ -168,7 +174,7 @@ sys.exit(0 if a==b and len(a[0])>0 and all(r>=0 for _,_,r in a[0]) else 1)"
   check "compile bad precision" one_line_error "'q5_k'" "$TANDEM" compile --model-preset test-small --buckets 8 --precisions q5_k -o "$WORK/c3"
   check "compile report" bash -c "\"$TANDEM\" compile --report -o '$WORK/edgellm' | grep -q '^  ours' && test -s '$WORK/edgellm/report.md' && test -s '$WORK/edgellm/fusion_latency.svg'"
   check "npu power level needs a cache" one_line_error "needs --npu-cache" "$TANDEM" run -m "$M" --devices opencl,npu --prompt-ids "1" -n 1 --npu-power-level max
-  check "npu cache needs hetero" one_line_error "needs --devices opencl,npu" "$TANDEM" run -m "$M" --prompt-ids "1" --npu-cache "$CC"
+  check "npu cache needs hetero" one_line_error "needs an npu and another device" "$TANDEM" run -m "$M" --prompt-ids "1" --npu-cache "$CC"
 fi
 
 # errors: non-zero exit, one line, naming the problem.

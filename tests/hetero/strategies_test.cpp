@@ -92,6 +92,103 @@ INSTANTIATE_TEST_SUITE_P(
       return n;
     });
 
+// Devices by role, not by name: any set runs the decoder, every strategy over it gives the tokens
+// the cpu alone gives, and work lands on the devices the roles name (the cpu takes the GPU's role
+// where there is no GPU; without an npu every op runs on the GPU's device).
+class DeviceSets : public ::testing::TestWithParam<std::tuple<std::string, Strategy>> {};
+
+TEST_P(DeviceSets, GreedyOutputEqualsCpuOnly) {
+  const auto [set, strategy] = GetParam();
+  const bool with_gpu = set.find("opencl") != std::string::npos, with_npu = set.find("npu") != std::string::npos;
+  if (with_gpu && !opencl_available()) TANDEM_OPENCL_MISSING("no OpenCL device");
+  cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
+  auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q8_0));
+  ASSERT_TRUE(model);
+  const int n_vocab = model->config().n_vocab;
+  std::vector<TokenId> prompt;
+  for (int i = 0; i < 11; ++i) prompt.push_back(TokenId((i * 7919 + 3) % n_vocab));
+  auto cpu_only = make_cpu_forward(model, {2, 64, 16});
+  ASSERT_TRUE(cpu_only.ok());
+  const std::vector<TokenId> want = greedy(**cpu_only, prompt, 6, n_vocab);
+  HeteroOptions o = small_options(strategy);
+  for (size_t at = 0; at <= set.size();) {
+    const size_t comma = std::min(set.find(',', at), set.size());
+    o.devices.push_back(set.substr(at, comma - at));
+    at = comma + 1;
+  }
+  auto hetero = HeteroForward::create(model, o);
+  ASSERT_TRUE(hetero.ok()) << hetero.status().message();
+  EXPECT_EQ(greedy(**hetero, prompt, 6, n_vocab), want) << set << " " << strategy_name(strategy);
+  const std::map<std::string, double>& busy = (*hetero)->stats().busy_seconds;
+  const std::string gpu_role = with_gpu ? "opencl" : "cpu";
+  EXPECT_GT(busy.count(gpu_role), 0u) << gpu_role << " takes the GPU's role";
+  EXPECT_EQ(busy.count("npu") > 0, with_npu && strategy != Strategy::kGpuOnly) << "the npu runs what the strategy gives it";
+  if (with_gpu) {
+    EXPECT_EQ(busy.count("cpu"), 0u) << "the cpu only takes what the GPU cannot run";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AnySet, DeviceSets,
+    ::testing::Combine(::testing::Values("cpu,npu", "cpu,opencl,npu", "cpu,opencl"),
+                       ::testing::Values(Strategy::kGpuOnly, Strategy::kNpuOnly, Strategy::kWeightCentric,
+                                         Strategy::kActivationCentric, Strategy::kHybrid, Strategy::kNpuPipe)),
+    [](const auto& info) {
+      std::string n = std::get<0>(info.param) + "_" + std::string(strategy_name(std::get<1>(info.param)));
+      for (char& ch : n)
+        if (ch == '-' || ch == ',') ch = '_';
+      return n;
+    });
+
+// An op the GPU's device does not run goes to the next device of the set that does, and the run
+// says so; with no device left, the run fails naming the op.
+TEST(DeviceSets, WhatTheGpuCannotRunGoesToTheCpu) {
+  auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q8_0));
+  ASSERT_TRUE(model);
+  PartitionOptions p;
+  p.gpu = "opencl";
+  p.npu = "npu";
+  p.fallbacks = {"cpu"};
+  p.strategy = Strategy::kGpuOnly;
+  // An "opencl" that refuses rmsnorm: the cpu takes those, everything else stays.
+  SupportsFn supports = [](const std::string& device, const graph::OpCall& c) {
+    return !(device == "opencl" && c.kind == graph::OpKind::kRmsNorm);
+  };
+  Partitioner part(p, PadScratch{}, [](const graph::GraphSpec&) { return true; }, supports);
+  MemoryPool pool;
+  graph::BufferPlan plan(pool, model->config(), 4, 16);
+  pool.allocate_address_space_only();
+  const graph::Buffers b = plan.bind(pool);
+  TaskGraph g;
+  std::vector<int> after;
+  std::vector<float> logits(size_t(model->config().n_vocab));
+  int norms = 0;
+  for (const graph::OpCall& op : graph::build_forward(*model, b, 4, 0, logits.data(), false)) {
+    norms += op.kind == graph::OpKind::kRmsNorm;
+    after = part.lower(op, graph::is_layer_matmul(*model, op), after, g, graph::op_kind_name(op.kind));
+  }
+  int on_cpu = 0;
+  for (const Task& t : g.tasks()) {
+    if (t.device == "cpu") {
+      ++on_cpu;
+      EXPECT_EQ(t.call->kind, graph::OpKind::kRmsNorm) << t.label;
+    }
+  }
+  EXPECT_EQ(on_cpu, norms);
+  EXPECT_EQ(part.placed_elsewhere(), uint64_t(norms));
+  EXPECT_NE(part.first_placement().find("on cpu (opencl does not support it)"), std::string::npos) << part.first_placement();
+  EXPECT_TRUE(part.error().empty()) << part.error();
+
+  // Without the cpu in the set nothing can take them: an error naming the op.
+  p.fallbacks.clear();
+  Partitioner alone(p, PadScratch{}, [](const graph::GraphSpec&) { return true; }, supports);
+  TaskGraph g2;
+  after.clear();
+  for (const graph::OpCall& op : graph::build_forward(*model, b, 4, 0, logits.data(), false))
+    after = alone.lower(op, graph::is_layer_matmul(*model, op), after, g2, graph::op_kind_name(op.kind));
+  EXPECT_NE(alone.error().find("no device of the set runs rmsnorm"), std::string::npos) << alone.error();
+}
+
 // The shared pool is mapped by both devices: no strategy copies a byte between them. Padding
 // happens in place, in the rows the activation slots hold past the chunk; only when a slot has
 // no room left (a chunk that ends near max_batch) is a piece staged through the scratch.
@@ -288,7 +385,7 @@ TEST(Strategies, APlanDecidesEachMatmulAndKeepsTheOutput) {
   ASSERT_TRUE(h.ok());
   std::vector<float> logits(static_cast<size_t>(n_vocab));
   ASSERT_TRUE((*h)->eval(prompt, 0, logits.data()).ok());
-  EXPECT_EQ((*h)->last_graph().dump().find(" gpu rows 0:8 w"), std::string::npos) << "no prefill matmul on the GPU";
+  EXPECT_EQ((*h)->last_graph().dump().find(" opencl rows 0:8 w"), std::string::npos) << "no prefill matmul on the GPU";
   const TokenId next = argmax(logits);
   ASSERT_TRUE((*h)->eval(std::span(&next, 1), int(prompt.size()), logits.data()).ok());
   EXPECT_EQ((*h)->last_graph().dump().find(" npu "), std::string::npos) << "no decode matmul on the NPU";

@@ -21,6 +21,8 @@ nlohmann::json execution_json(const ExecutionReport& r) {
           {"npu_prepare_s", r.npu_prepare_seconds},
           {"npu_prepare_fallbacks", r.npu_prepare_fallbacks},
           {"npu_run_fallbacks", r.npu_run_fallbacks},
+          {"placed_elsewhere", r.placed_elsewhere},
+          {"first_placement", r.first_placement},
           {"sync", r.sync},
           {"flag_devices", r.flag_devices},
           {"fast_waits", r.fast_waits},
@@ -47,6 +49,10 @@ std::string execution_table(const ExecutionReport& r) {
         "the GPU: %llu at prepare, %llu at run\n",
         (unsigned long long)r.npu_graphs, (unsigned long long)r.npu_graphs_compiled, r.npu_prepare_seconds * 1e3,
         (unsigned long long)r.npu_prepare_fallbacks, (unsigned long long)r.npu_run_fallbacks);
+    if (r.placed_elsewhere > 0) {
+      out += "placement       " + std::to_string(r.placed_elsewhere) + " ops past their role's device; first: " +
+             r.first_placement + "\n";
+    }
     add("sync            %s: %llu fast waits, %llu fell back to blocking; completion flags polled for: %s\n",
         r.sync.c_str(), (unsigned long long)r.fast_waits, (unsigned long long)r.fast_fallbacks,
         r.flag_devices.empty() ? "none" : r.flag_devices.c_str());

@@ -14,8 +14,11 @@
 namespace tandem::cli {
 
 void DeviceOptions::add_to(CLI::App* sub) {
-  sub->add_option("--devices", devices, "cpu | opencl | npu | opencl,npu (GPU + NPU at once)")->capture_default_str();
-  sub->add_option("--strategy", strategy, "with opencl,npu: gpu-only npu-only layer weight-centric activation-centric "
+  sub->add_option("--devices", devices,
+                  "any set of cpu, opencl, npu (e.g. opencl,npu or cpu,npu: the npu takes the NPU's role, the GPU or "
+                  "else the cpu the GPU's; the cpu takes what the GPU cannot run)")
+      ->capture_default_str();
+  sub->add_option("--strategy", strategy, "with an npu among several devices: gpu-only npu-only layer weight-centric activation-centric "
                                           "multi-tensor hybrid padding online-prepare npu-pipe")->capture_default_str();
   sub->add_option("--ratio", ratio, "GPU share of weight rows for weight-centric and hybrid")->capture_default_str();
   sub->add_option("--standard-lengths", standard_lengths, "NPU static sequence lengths")->capture_default_str();
@@ -70,26 +73,26 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
                                               int context, int max_batch) {
   std::vector<std::string> names = split(d.devices);
   std::sort(names.begin(), names.end());
-  if (!d.plan.empty() && names != std::vector<std::string>{"npu", "opencl"}) {
-    return InvalidArgument("--plan: '" + d.plan + "' needs --devices opencl,npu");
-  }
-  if (!d.npu_fault.empty() && names != std::vector<std::string>{"npu", "opencl"}) {
-    return InvalidArgument("--npu-fault: '" + d.npu_fault + "' needs --devices opencl,npu (the NPU's parts fall back to the GPU)");
-  }
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  if (names.empty()) return InvalidArgument("--devices: '" + d.devices + "' names no device (cpu, opencl, npu)");
+  // The NPU's options need an npu beside a device that runs any shape.
+  const bool npu_with_another = names.size() > 1 && std::count(names.begin(), names.end(), "npu") == 1;
+  auto needs_npu = [&](const char* option, const std::string& value) {
+    return InvalidArgument(std::string(option) + ": '" + value +
+                           "' needs an npu and another device in --devices (e.g. opencl,npu or cpu,npu)");
+  };
+  if (!d.plan.empty() && !npu_with_another) return needs_npu("--plan", d.plan);
+  if (!d.npu_fault.empty() && !npu_with_another) return needs_npu("--npu-fault", d.npu_fault);
   if (!d.npu_power_level.empty() && d.npu_cache.empty())
     return InvalidArgument("--npu-power-level: '" + d.npu_power_level + "' needs --npu-cache");
-  if (!d.npu_cache.empty() && names != std::vector<std::string>{"npu", "opencl"}) {
-    return InvalidArgument("--npu-cache: '" + d.npu_cache + "' needs --devices opencl,npu");
-  }
+  if (!d.npu_cache.empty() && !npu_with_another) return needs_npu("--npu-cache", d.npu_cache);
   if (names.size() == 1) {
     TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<devices::Device> dev, devices::open_device(names[0], model, threads));
     TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<GraphForward> f, GraphForward::create(model, std::move(dev), context, max_batch));
     return std::unique_ptr<Forward>(std::move(f));
   }
-  if (names != std::vector<std::string>{"npu", "opencl"}) {
-    return InvalidArgument("--devices: '" + d.devices + "' is not supported (cpu, opencl, npu, or opencl,npu)");
-  }
   HeteroOptions o;
+  o.devices = names;
   TANDEM_ASSIGN_OR_RETURN(o.partition, partition_options(d.strategy, d.ratio, d.standard_lengths));
   if (!d.plan.empty()) {
     TANDEM_ASSIGN_OR_RETURN(planner::Plan plan, planner::Plan::load(d.plan));

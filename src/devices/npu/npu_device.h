@@ -34,10 +34,14 @@ class NpuDevice final : public Device {
   Result<PrepareReport> prepare(const GraphSpec& spec) override;
   Result<std::unique_ptr<Completion>> submit(const OpCall& call) override;
   double prepare_seconds_total() const override { return prepare_total_; }
-  size_t graphs_prepared() const { return graphs_.size(); }
+  uint64_t graphs_prepared() const override { return graphs_.size(); }
   // Compiled programs for matmul shapes (see the top of this file).
   void set_compile_cache(std::shared_ptr<const compile_cache::CompileCache> cache) { cache_ = std::move(cache); }
-  size_t graphs_from_cache() const { return from_cache_; }
+  Status use_compile_cache(std::shared_ptr<const compile_cache::CompileCache> cache) override {
+    set_compile_cache(std::move(cache));
+    return Status::Ok();
+  }
+  uint64_t graphs_from_cache() const override { return from_cache_; }
   const npu::TargetModel& target() const { return target_; }
 
   static bool weight_type_supported(DType t);
