@@ -127,7 +127,9 @@ check "report bad lengths" one_line_error "--prefill-lengths: '0'" "$TANDEM" rep
 
 # compile: the NPU variant set through the MLIR compiler into a compile cache (when built with it;
 # a build configured -DTANDEM_COMPILER=OFF says how to get it).
-if "$TANDEM" compile 2>&1 | grep -q "without the MLIR compiler"; then
+# (pipefail would make a pipe from the failing command false: read its output first.)
+compile_probe=$("$TANDEM" compile 2>&1)
+if grep -q "without the MLIR compiler" <<<"$compile_probe"; then
   check "compile absent says how to get it" one_line_error "-DTANDEM_COMPILER=ON" "$TANDEM" compile --model-preset test-small -o "$WORK/c0"
 else
   Q="$WORK/q4.gguf"; CC="$WORK/cache"
