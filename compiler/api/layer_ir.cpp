@@ -47,28 +47,23 @@ class LayerEmitter {
       if (failed(emit_one(op, fn, error))) return failure();
     }
     b_.create<func::ReturnOp>(loc_, ValueRange{value_.at(buf.x)});
-    fn.setFunctionType(b_.getFunctionType(fn.getArgumentTypes(), {act(c_.dim)}));
+    fn.setFunctionType(b_.getFunctionType(body->getArgumentTypes(), {act(c_.dim)}));
     return success();
   }
 
  private:
   // The value a buffer holds now.
   Value in(const float* p) const { return value_.at(p); }
+  // Arguments are appended to the entry block as ops first read them; emit() sets the function's
+  // type from the block once the body is done.
+  Value argument(func::FuncOp fn, Type t) { return fn.getBody().front().addArgument(t, loc_); }
   Value weight(func::FuncOp fn, const Weight* w) {
     auto it = weights_.find(w);
-    if (it != weights_.end()) return it->second;
-    fn.getBody().front().addArgument(weight_type(*w), loc_);
-    Value v = fn.getBody().front().getArguments().back();
-    fn.setFunctionType(b_.getFunctionType(fn.getBody().front().getArgumentTypes(), {}));
-    return weights_[w] = v;
+    return it != weights_.end() ? it->second : weights_[w] = argument(fn, weight_type(*w));
   }
   Value extra(func::FuncOp fn, const std::string& key, Type t) {
     auto it = extras_.find(key);
-    if (it != extras_.end()) return it->second;
-    fn.getBody().front().addArgument(t, loc_);
-    Value v = fn.getBody().front().getArguments().back();
-    fn.setFunctionType(b_.getFunctionType(fn.getBody().front().getArgumentTypes(), {}));
-    return extras_[key] = v;
+    return it != extras_.end() ? it->second : extras_[key] = argument(fn, t);
   }
   Value positions(func::FuncOp fn) { return extra(fn, "pos", RankedTensorType::get({rows_}, b_.getI32Type())); }
 

@@ -47,6 +47,12 @@ std::vector<std::string> arch_names() {
   return out;
 }
 
+std::string arch_name_list() {
+  std::string out;
+  for (const std::string& n : arch_names()) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 std::string arch_name(Arch a) { return describe_arch(a).name; }
 
 void ModelConfig::apply(const ArchDescription& d) {
@@ -102,10 +108,8 @@ Result<ModelConfig> read_model_config(const gguf::GgufFile& f) {
   TANDEM_ASSIGN_OR_RETURN(c.arch_name, f.get_string("general.architecture"));
   const ArchDescription* info = find_arch(c.arch_name);
   if (!info) {
-    std::string known;
-    for (const std::string& n : arch_names()) known += (known.empty() ? "" : ", ") + n;
-    return Unsupported(f.path() + ": general.architecture: '" + c.arch_name + "' is not supported (supported: " + known +
-                       ")");
+    return Unsupported(f.path() + ": general.architecture: '" + c.arch_name + "' is not supported (supported: " +
+                       arch_name_list() + ")");
   }
   c.apply(*info);
   if (auto name = f.get_string("general.name"); name.ok()) c.name = *name;

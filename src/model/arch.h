@@ -32,6 +32,7 @@ struct ArchDescription {
 const ArchDescription* find_arch(const std::string& name);
 const ArchDescription& describe_arch(Arch a);
 std::vector<std::string> arch_names();  // every known general.architecture
+std::string arch_name_list();           // the same, for messages: "llama, qwen2, qwen3"
 
 struct ModelConfig {
   Arch arch = Arch::kLlama;

@@ -44,11 +44,7 @@ Command add_gen_model(CLI::App& app) {
               g.shape = *shape;
             } else {
               const ArchDescription* desc = find_arch(o->arch);
-              if (!desc) {
-                std::string known;
-                for (const std::string& n : arch_names()) known += (known.empty() ? "" : ", ") + n;
-                return InvalidArgument("--arch: '" + o->arch + "' is not supported (" + known + ")");
-              }
+              if (!desc) return InvalidArgument("--arch: '" + o->arch + "' is not supported (" + arch_name_list() + ")");
               g.shape.arch = desc->arch;
               if (!o->dim || !o->layers || !o->heads || !o->ffn) {
                 return InvalidArgument("gen-model: give --preset NAME, or --dim, --layers, --heads, --kv-heads and --ffn");
