@@ -1,5 +1,6 @@
 #include "compiler/api/layer_ir.h"
 
+#include <cmath>
 #include <map>
 #include <memory>
 #include <vector>
@@ -27,8 +28,9 @@ using graph::OpKind;
 // each buffer of the pool holds (an op that writes a buffer in place gives it a new value).
 class LayerEmitter {
  public:
-  LayerEmitter(OpBuilder& b, Location loc, const ModelConfig& c, int rows, int context, StringAttr quant)
-      : b_(b), loc_(loc), c_(c), rows_(rows), context_(context), quant_(quant) {}
+  LayerEmitter(OpBuilder& b, Location loc, const ModelConfig& c, const graph::Buffers& buf, int rows, int context,
+               StringAttr quant)
+      : b_(b), loc_(loc), c_(c), buf_(buf), rows_(rows), context_(context), quant_(quant) {}
 
   // The function's arguments: the residual rows first, then each weight as the ops first read it,
   // then the positions, the two caches and the append position.
@@ -39,14 +41,14 @@ class LayerEmitter {
                       : RankedTensorType::get({w.cols}, b_.getF16Type());
   }
 
-  LogicalResult emit(const std::vector<OpCall>& ops, const graph::Buffers& buf, func::FuncOp fn, std::string* error) {
+  LogicalResult emit(const std::vector<OpCall>& ops, func::FuncOp fn, std::string* error) {
     Block* body = fn.addEntryBlock();
     b_.setInsertionPointToStart(body);
-    value_[buf.x] = body->getArgument(0);
+    value_[buf_.x] = body->getArgument(0);
     for (const OpCall& op : ops) {
       if (failed(emit_one(op, fn, error))) return failure();
     }
-    b_.create<func::ReturnOp>(loc_, ValueRange{value_.at(buf.x)});
+    b_.create<func::ReturnOp>(loc_, ValueRange{value_.at(buf_.x)});
     fn.setFunctionType(b_.getFunctionType(body->getArgumentTypes(), {act(c_.dim)}));
     return success();
   }
@@ -95,10 +97,12 @@ class LayerEmitter {
         return success();
       }
       case OpKind::kRope: {
+        // The op's tables say which rotation it takes: a local layer's own base, or the global one.
+        const bool local = op.cos == buf_.cos_local && buf_.cos_local != buf_.cos;
         value_[op.out.data] = b_.create<llm::RopeOp>(
             loc_, in(op.out.data).getType(), in(op.out.data), positions(fn), b_.getI64IntegerAttr(op.head_dim),
-            f32(c_.rope_base), b_.getStringAttr(op.half_split ? "half_split" : "adjacent_pairs"), StringAttr(),
-            StringAttr());
+            f32(local ? c_.rope_base_swa : c_.rope_base), b_.getStringAttr(op.half_split ? "half_split" : "adjacent_pairs"),
+            StringAttr(), StringAttr());
         return success();
       }
       case OpKind::kKvStore: {
@@ -112,7 +116,10 @@ class LayerEmitter {
         value_[op.out.data] = b_.create<llm::AttentionOp>(
             loc_, in(op.a.data).getType(), in(op.a.data), value_.at(op.k_cache), value_.at(op.v_cache),
             b_.getI64IntegerAttr(op.n_heads), b_.getI64IntegerAttr(op.n_kv_heads), b_.getI64IntegerAttr(op.head_dim),
-            StringAttr(), StringAttr());
+            // The scale is written only where it is not the default 1/sqrt(head_dim) (Gemma's 27B).
+            op.attention_scale() != 1.0f / std::sqrt(float(op.head_dim)) ? f32(op.attention_scale()) : FloatAttr(),
+            op.softcap > 0 ? f32(op.softcap) : FloatAttr(),
+            op.window > 0 ? b_.getI64IntegerAttr(op.window) : IntegerAttr(), StringAttr(), StringAttr());
         return success();
       }
       case OpKind::kAdd: {
@@ -125,6 +132,12 @@ class LayerEmitter {
                                                        StringAttr(), StringAttr());
         return success();
       }
+      case OpKind::kGeglu: {
+        value_[op.out.data] = b_.create<llm::GegluOp>(loc_, in(op.out.data).getType(), in(op.out.data), in(op.a.data),
+                                                      StringAttr(), StringAttr());
+        return success();
+      }
+      case OpKind::kSoftcap: break;  // logits only: never inside a layer
     }
     *error = "the llm dialect has no form for " + op.describe();
     return failure();
@@ -133,6 +146,7 @@ class LayerEmitter {
   OpBuilder& b_;
   Location loc_;
   const ModelConfig& c_;
+  const graph::Buffers& buf_;
   int64_t rows_, context_;
   StringAttr quant_;
   std::map<const void*, Value> value_;
@@ -166,10 +180,10 @@ OwningOpRef<ModuleOp> build_decoder_layer(MLIRContext& ctx, const ModelConfig& c
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   b.setInsertionPointToEnd(module->getBody());
   const std::string name = "layer_" + std::string(phase) + "_" + std::to_string(rows);
-  LayerEmitter emit(b, loc, c, rows, context, b.getStringAttr(quant));
+  LayerEmitter emit(b, loc, c, buf, rows, context, b.getStringAttr(quant));
   auto fn = b.create<func::FuncOp>(loc, name, b.getFunctionType({emit.act(c.dim)}, {}));
   fn->setAttr("llm.phase", b.getStringAttr(phase));
-  if (failed(emit.emit(ops, buf, fn, error))) return nullptr;
+  if (failed(emit.emit(ops, fn, error))) return nullptr;
   return module;
 }
 

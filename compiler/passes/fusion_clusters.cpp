@@ -36,6 +36,9 @@ fz::FusionOp describe(Operation* op, const tandem::npu::TargetModel& t) {
   if (isa<llm::RmsNormOp>(op)) return fz::vector_op(t, name, elements(op->getOperand(0)), {VecOp::kSumSq, VecOp::kRmsApply});
   if (isa<llm::RopeOp>(op)) return fz::vector_op(t, name, elements(op->getOperand(0)), {VecOp::kMul, VecOp::kMul, VecOp::kAdd});
   if (isa<llm::SwigluOp>(op)) return fz::vector_op(t, name, elements(op->getOperand(0)), {VecOp::kSwiglu});
+  if (isa<llm::GegluOp>(op))  // as the layer model prices it (npu/fusion/fusion_graph.cpp)
+    return fz::vector_op(t, name, elements(op->getOperand(0)),
+                         {VecOp::kMul, VecOp::kMul, VecOp::kAdd, VecOp::kScale, VecOp::kSwiglu});
   if (isa<llm::AddOp>(op)) return fz::vector_op(t, name, elements(op->getOperand(0)), {VecOp::kAdd});
   if (auto kv = dyn_cast<llm::KvAppendOp>(op)) {  // a store of the new rows into the cache
     fz::FusionOp f = fz::vector_op(t, name, 0, {});

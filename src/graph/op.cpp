@@ -1,5 +1,6 @@
 #include "graph/op.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace tandem::graph {
@@ -15,6 +16,8 @@ const char* op_kind_name(OpKind k) {
     case OpKind::kAttention: return "attention";
     case OpKind::kSwiglu: return "swiglu";
     case OpKind::kAdd: return "add";
+    case OpKind::kGeglu: return "geglu";
+    case OpKind::kSoftcap: return "softcap";
   }
   return "?";
 }
@@ -37,6 +40,8 @@ std::string OpCall::describe() const {
   if (kind == OpKind::kMatmul) s += " rows [" + std::to_string(row_begin) + ", " + std::to_string(row_end) + ")";
   return s + " x " + std::to_string(out.rows);
 }
+
+float OpCall::attention_scale() const { return scale != 0 ? scale : 1.0f / std::sqrt(float(head_dim)); }
 
 GraphSpec GraphSpec::of(const OpCall& c) {
   return GraphSpec{c.kind, c.weight, c.row_begin, c.row_end, c.out.rows, c.out.cols,
@@ -108,9 +113,15 @@ Status validate_call(const OpCall& c) {
     case OpKind::kAttention:
       TANDEM_RETURN_IF_ERROR(need(c.k_cache && c.v_cache && c.n_heads > 0 && c.n_kv_heads > 0 &&
                                       c.n_heads % c.n_kv_heads == 0 && c.n_past + n <= c.context, c, "bad head counts or positions"));
+      TANDEM_RETURN_IF_ERROR(need(c.window >= 0 && c.softcap >= 0 && std::isfinite(c.scale) && c.scale >= 0, c,
+                                  "window, softcap and scale must be >= 0"));
       TANDEM_RETURN_IF_ERROR(check_act(c, c.a, "q", n, int64_t(c.n_heads) * c.head_dim));
       return check_act(c, c.out, "out", n, int64_t(c.n_heads) * c.head_dim);
+    case OpKind::kSoftcap:
+      TANDEM_RETURN_IF_ERROR(need(c.softcap > 0 && std::isfinite(c.softcap), c, "softcap must be > 0"));
+      return check_act(c, c.out, "out", n, c.out.cols);
     case OpKind::kSwiglu:
+    case OpKind::kGeglu:
     case OpKind::kAdd:
       TANDEM_RETURN_IF_ERROR(check_act(c, c.a, "a", n, c.out.cols));
       return check_act(c, c.out, "out", n, c.out.cols);

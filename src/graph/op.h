@@ -4,6 +4,7 @@
 // the simulator prices them and the compiler lowers them. Nothing here knows about a device.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -13,7 +14,7 @@
 namespace tandem::graph {
 
 // The ops of the forward pass, as every device receives them.
-enum class OpKind { kGetRows, kRmsNorm, kMatmul, kAddBias, kRope, kKvStore, kAttention, kSwiglu, kAdd };
+enum class OpKind { kGetRows, kRmsNorm, kMatmul, kAddBias, kRope, kKvStore, kAttention, kSwiglu, kAdd, kGeglu, kSoftcap };
 const char* op_kind_name(OpKind k);
 
 // An fp32 activation in shared memory: rows x cols, row stride ld (elements).
@@ -28,7 +29,7 @@ struct Act {
 };
 
 // One op invocation with everything a device needs. Which fields an op reads:
-//   get_rows   weight (embedding), ids[out.rows]            -> out
+//   get_rows   weight (embedding), ids[out.rows], scale (0: 1) -> out (rows times scale)
 //   rmsnorm    a, weight (gain), eps                        -> out
 //   matmul     a (x), weight rows [row_begin, row_end)      -> out columns [row_begin, row_end)
 //              (a row range is how a weight-centric split gives each device its share; each
@@ -36,9 +37,13 @@ struct Act {
 //   add_bias   weight (bias)                                -> out (in place)
 //   rope       cos/sin [out.rows x head_dim/2], n_heads, head_dim, half_split -> out (in place)
 //   kv_store   a (k), b (v), kv_dim = a.cols, n_past, context -> k_cache, v_cache
-//   attention  a (q), k_cache, v_cache, n_heads, n_kv_heads, head_dim, n_past, context -> out
-//   swiglu     a (up)                                       -> out (gate, in place)
+//   attention  a (q), k_cache, v_cache, n_heads, n_kv_heads, head_dim, n_past, context,
+//              scale (score = q.k * scale; 0: 1/sqrt(head_dim)), softcap (score -> c*tanh(score/c); 0: none),
+//              window (query at position p sees keys p-window+1..p; 0: all before it) -> out
+//   swiglu     a (up)                                       -> out (gate = silu(gate) * up, in place)
+//   geglu      a (up)                                       -> out (gate = gelu_tanh(gate) * up, in place)
 //   add        a                                            -> out (in place, residual)
+//   softcap    softcap                                      -> out (x -> c*tanh(x/c), in place)
 struct OpCall {
   OpKind kind = OpKind::kMatmul;
   const Weight* weight = nullptr;
@@ -47,6 +52,9 @@ struct OpCall {
   const int32_t* ids = nullptr;
   float eps = 0;
   int n_heads = 0, n_kv_heads = 0, head_dim = 0, n_past = 0, context = 0;
+  float scale = 0;    // get_rows, attention (see above)
+  float softcap = 0;  // attention, softcap
+  int window = 0;     // attention
   const float* cos = nullptr;
   const float* sin = nullptr;
   bool half_split = false;
@@ -57,6 +65,10 @@ struct OpCall {
   static OpCall matmul(const Weight* w, int64_t row_begin, int64_t row_end, const float* x, int64_t m,
                        int64_t ldx, float* y, int64_t ldy);
   std::string describe() const;  // for errors and traces
+  // The attention's score multiplier (scale, or 1/sqrt(head_dim) when 0).
+  float attention_scale() const;
+  // The first key position query row i sees (window), and one past the last (causal).
+  int first_visible_key(int i) const { return window > 0 ? std::max(0, n_past + i + 1 - window) : 0; }
 };
 
 // A graph a static-shape device builds ahead of time: one op at a fixed shape (for a matmul,

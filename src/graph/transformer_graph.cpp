@@ -24,6 +24,11 @@ BufferPlan::BufferPlan(MemoryPool& pool, const ModelConfig& c, int max_batch, in
   up_ = pool.reserve("ffn up [B x ffn]", B * ffn * F, L);
   cos_ = pool.reserve("rope cos [B x head_dim/2]", B * half * F, L);
   sin_ = pool.reserve("rope sin [B x head_dim/2]", B * half * F, L);
+  local_rope_ = c.has_local_rope();
+  if (local_rope_) {
+    cos_local_ = pool.reserve("local layers' rope cos [B x head_dim/2]", B * half * F, L);
+    sin_local_ = pool.reserve("local layers' rope sin [B x head_dim/2]", B * half * F, L);
+  }
   normed_ = pool.reserve("final normed rows [B x dim]", B * dim * F);
   ids_ = pool.reserve("token ids [B]", B * sizeof(int32_t), L);
   for (int l = 0; l < c.n_layers; ++l) {
@@ -41,6 +46,8 @@ Buffers BufferPlan::bind(const MemoryPool& p) const {
   b.k = p.get_as<float>(k_), b.v = p.get_as<float>(v_), b.att = p.get_as<float>(att_);
   b.gate = p.get_as<float>(gate_), b.up = p.get_as<float>(up_);
   b.cos = p.get_as<float>(cos_), b.sin = p.get_as<float>(sin_), b.normed = p.get_as<float>(normed_);
+  b.cos_local = local_rope_ ? p.get_as<float>(cos_local_) : b.cos;
+  b.sin_local = local_rope_ ? p.get_as<float>(sin_local_) : b.sin;
   b.ids = p.get_as<int32_t>(ids_);
   for (size_t h : k_cache_) b.k_cache.push_back(p.get_as<float>(h));
   for (size_t h : v_cache_) b.v_cache.push_back(p.get_as<float>(h));
@@ -49,7 +56,8 @@ Buffers BufferPlan::bind(const MemoryPool& p) const {
 
 void prepare_chunk(const ModelConfig& c, const Buffers& b, const int32_t* tokens, int n, int n_past) {
   for (int r = 0; r < n; ++r) b.ids[r] = tokens[r];
-  fill_rope_tables(c, n, n_past, b.cos, b.sin);
+  fill_rope_tables(rope_params(c, false, b.context), c.head_dim, n, n_past, b.cos, b.sin);
+  if (b.cos_local != b.cos) fill_rope_tables(rope_params(c, true, b.context), c.head_dim, n, n_past, b.cos_local, b.sin_local);
 }
 
 namespace {
@@ -101,10 +109,12 @@ std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, i
   embed.weight = &model.token_embd();
   embed.ids = b.ids;
   embed.out = rows(b.x, n, dim);
+  if (c.embedding_scale != 1.0f) embed.scale = c.embedding_scale;
   ops.push_back(embed);
 
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerWeights& L = model.layers()[size_t(l)];
+    const bool local = c.is_local_layer(l);
     // attention block
     ops.push_back(rmsnorm(L.attn_norm, rows(b.x, n, dim), rows(b.xb, n, dim), c.rms_eps));
     ops.push_back(slot_matmul(b, L.wq, rows(b.xb, n, dim), b.q, qd));
@@ -128,8 +138,8 @@ std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, i
       OpCall rope = elementwise(OpKind::kRope, rows(buf, n, width), {});
       rope.n_heads = heads;
       rope.head_dim = c.head_dim;
-      rope.cos = b.cos;
-      rope.sin = b.sin;
+      rope.cos = local ? b.cos_local : b.cos;
+      rope.sin = local ? b.sin_local : b.sin;
       rope.half_split = c.rope_style == RopeStyle::kHalfSplit;
       ops.push_back(rope);
     }
@@ -148,15 +158,22 @@ std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, i
     att.head_dim = c.head_dim;
     att.n_past = n_past;
     att.context = b.context;
+    att.scale = c.query_scale;
+    att.softcap = c.attn_softcap;
+    att.window = c.window_of_layer(l);
     ops.push_back(att);
     ops.push_back(slot_matmul(b, L.wo, rows(b.att, n, qd), b.xb, dim));
+    // Post-norms (Gemma) normalize a block's output, in place, before it joins the residual.
+    if (c.post_norms) ops.push_back(rmsnorm(L.attn_post_norm, rows(b.xb, n, dim), rows(b.xb, n, dim), c.rms_eps));
     ops.push_back(elementwise(OpKind::kAdd, rows(b.x, n, dim), rows(b.xb, n, dim)));
-    // feed-forward block (SwiGLU)
+    // feed-forward block: down(act(gate) * up)
     ops.push_back(rmsnorm(L.ffn_norm, rows(b.x, n, dim), rows(b.xb, n, dim), c.rms_eps));
     ops.push_back(slot_matmul(b, L.w_gate, rows(b.xb, n, dim), b.gate, ffn));
     ops.push_back(slot_matmul(b, L.w_up, rows(b.xb, n, dim), b.up, ffn));
-    ops.push_back(elementwise(OpKind::kSwiglu, rows(b.gate, n, ffn), rows(b.up, n, ffn)));
+    const OpKind glu = c.activation == Activation::kSilu ? OpKind::kSwiglu : OpKind::kGeglu;
+    ops.push_back(elementwise(glu, rows(b.gate, n, ffn), rows(b.up, n, ffn)));
     ops.push_back(slot_matmul(b, L.w_down, rows(b.gate, n, ffn), b.xb, dim));
+    if (c.post_norms) ops.push_back(rmsnorm(L.ffn_post_norm, rows(b.xb, n, dim), rows(b.xb, n, dim), c.rms_eps));
     ops.push_back(elementwise(OpKind::kAdd, rows(b.x, n, dim), rows(b.xb, n, dim)));
   }
   if (!logits) return ops;
@@ -164,6 +181,11 @@ std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, i
   ops.push_back(rmsnorm(model.output_norm(), rows(b.x + size_t(first) * dim, count, dim), rows(b.normed, count, dim),
                         c.rms_eps));
   ops.push_back(matmul(model.output(), rows(b.normed, count, dim), logits, c.n_vocab));
+  if (c.final_softcap > 0) {
+    OpCall cap = elementwise(OpKind::kSoftcap, rows(logits, count, c.n_vocab), {});
+    cap.softcap = c.final_softcap;
+    ops.push_back(cap);
+  }
   return ops;
 }
 

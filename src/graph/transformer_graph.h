@@ -21,6 +21,9 @@ struct Buffers {
   int slot_rows = 0;  // rows every activation slot holds (>= max_batch)
   float *x = nullptr, *xb = nullptr, *q = nullptr, *k = nullptr, *v = nullptr, *att = nullptr;
   float *gate = nullptr, *up = nullptr, *cos = nullptr, *sin = nullptr, *normed = nullptr;
+  // The local layers' rotation where it differs from the global one (ModelConfig::has_local_rope);
+  // else the same tables as cos / sin.
+  float *cos_local = nullptr, *sin_local = nullptr;
   int32_t* ids = nullptr;
   std::vector<float*> k_cache, v_cache;  // per layer: [context x kv_dim], [kv_dim x context]
 };
@@ -34,12 +37,13 @@ class BufferPlan {
 
  private:
   int max_batch_, context_, slot_rows_;
-  size_t x_, xb_, q_, k_, v_, att_, gate_, up_, cos_, sin_, normed_, ids_;
+  bool local_rope_ = false;
+  size_t x_, xb_, q_, k_, v_, att_, gate_, up_, cos_, sin_, cos_local_ = 0, sin_local_ = 0, normed_, ids_;
   std::vector<size_t> k_cache_, v_cache_;
 };
 
 // Host-side preparation of a chunk: token ids into b.ids, rope angles for positions
-// n_past.. into b.cos / b.sin.
+// n_past.. into b.cos / b.sin (and b.cos_local / b.sin_local where local layers rotate apart).
 void prepare_chunk(const ModelConfig& cfg, const Buffers& b, const int32_t* tokens, int n, int n_past);
 
 // The ops of one forward chunk (n tokens at n_past), in order. The final norm and the logits

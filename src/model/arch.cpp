@@ -9,14 +9,47 @@
 namespace tandem {
 namespace {
 
-// Llama GGUFs store q/k rows permuted for adjacent-pair rotation (llama.cpp's converter); Qwen
-// keeps the original layout and rotates halves (NEOX style).
+// Llama GGUFs store q/k rows permuted for adjacent-pair rotation (llama.cpp's converter); the
+// others keep the original layout and rotate halves (NEOX style). Gemma's defaults (window 4096,
+// soft-caps 50 and 30, the 27B query scale) are gemma_pytorch's config, which llama.cpp also
+// assumes when a file lacks the keys; Phi-3's sliding window is ignored, as llama.cpp does.
 constexpr ArchDescription kArchitectures[] = {
-    //  arch          name     rope style                   qkv_bias  qk_norm
-    {Arch::kLlama, "llama", RopeStyle::kAdjacentPairs, false, false},
-    {Arch::kQwen2, "qwen2", RopeStyle::kHalfSplit, true, false},
-    {Arch::kQwen3, "qwen3", RopeStyle::kHalfSplit, false, true},
+    // arch          name      rope style                bias   qknorm activation            post   embsc  fused  swa window softcaps   wide-q tied-only
+    {Arch::kLlama,  "llama",  RopeStyle::kAdjacentPairs, false, false, Activation::kSilu,     false, false, false, 0, 0,    0.0f, 0.0f,  0, false},
+    {Arch::kQwen2,  "qwen2",  RopeStyle::kHalfSplit,     true,  false, Activation::kSilu,     false, false, false, 0, 0,    0.0f, 0.0f,  0, false},
+    {Arch::kQwen3,  "qwen3",  RopeStyle::kHalfSplit,     false, true,  Activation::kSilu,     false, false, false, 0, 0,    0.0f, 0.0f,  0, false},
+    {Arch::kPhi3,   "phi3",   RopeStyle::kHalfSplit,     false, false, Activation::kSilu,     false, false, true,  0, 0,    0.0f, 0.0f,  0, false},
+    {Arch::kGemma2, "gemma2", RopeStyle::kHalfSplit,     false, false, Activation::kGeluTanh, true,  true,  false, 2, 4096, 50.0f, 30.0f, 46, true},
+    {Arch::kGemma3, "gemma3", RopeStyle::kHalfSplit,     false, true,  Activation::kGeluTanh, true,  true,  false, 6, 0,    0.0f, 0.0f,  62, false},
 };
+
+// Gemma 3's local layers rotate with base 10k unless the file says otherwise (rope.freq_base_swa).
+constexpr float kGemma3LocalRopeBase = 10000.0f;
+
+Result<double> float_key(const gguf::GgufFile& f, const std::string& key, double lo, double hi) {
+  TANDEM_ASSIGN_OR_RETURN(double v, f.get_float(key));
+  if (!(v >= lo && v <= hi)) {
+    return InvalidArgument(f.path() + ": " + key + ": value " + std::to_string(v) + " is out of range (" +
+                           std::to_string(lo) + ".." + std::to_string(hi) + ")");
+  }
+  return v;
+}
+
+// A [n] f32 tensor of rope divisors (rope_freqs, rope_factors_long/short), every value > 0.
+Result<std::vector<float>> rope_factor_tensor(const gguf::GgufFile& f, const gguf::TensorInfo& t, const std::string& name,
+                                              int n) {
+  if (t.type != DType::F32 || t.n_elements() != uint64_t(n)) {
+    return InvalidArgument(f.path() + ": tensor '" + name + "': expected " + std::to_string(n) + " f32 values");
+  }
+  const float* v = reinterpret_cast<const float*>(t.data);
+  for (int i = 0; i < n; ++i) {
+    if (!(v[i] > 0) || !std::isfinite(v[i])) {
+      return InvalidArgument(f.path() + ": tensor '" + name + "': value " + std::to_string(v[i]) + " at " +
+                             std::to_string(i) + " is not a positive divisor");
+    }
+  }
+  return std::vector<float>(v, v + n);
+}
 
 Result<int> positive_int(const gguf::GgufFile& f, const std::string& key, int64_t max_value) {
   TANDEM_ASSIGN_OR_RETURN(int64_t v, f.get_int(key));
@@ -55,12 +88,50 @@ std::string arch_name_list() {
 
 std::string arch_name(Arch a) { return describe_arch(a).name; }
 
+const char* activation_name(Activation a) { return a == Activation::kSilu ? "silu" : "gelu_tanh"; }
+
 void ModelConfig::apply(const ArchDescription& d) {
   arch = d.arch;
   arch_name = d.name;
   rope_style = d.rope_style;
   qkv_bias = d.qkv_bias;
   qk_norm = d.qk_norm;
+  activation = d.activation;
+  post_norms = d.post_norms;
+  swa_period = d.swa_period;
+  sliding_window = d.default_window;
+  attn_softcap = d.default_attn_softcap;
+  final_softcap = d.default_final_softcap;
+  rope_base_swa = d.arch == Arch::kGemma3 ? kGemma3LocalRopeBase : 0.0f;
+  // The scales that depend on sizes are set by finish_derived_scales() once the sizes are known.
+}
+
+bool ModelConfig::is_local_layer(int layer) const {
+  // llama.cpp's pattern: of every `period` layers the last is global (period 1 or 0: all local).
+  if (sliding_window <= 0) return false;
+  return swa_period <= 1 || layer % swa_period < swa_period - 1;
+}
+
+void finish_derived_scales(ModelConfig& c) {
+  const ArchDescription& d = describe_arch(c.arch);
+  c.embedding_scale = d.embedding_scale ? float(std::sqrt(double(c.dim))) : 1.0f;
+  const bool wide = d.wide_query_scale_layers > 0 && c.n_layers == d.wide_query_scale_layers;
+  c.query_scale = float(1.0 / std::sqrt(wide ? double(c.dim / c.n_heads) : double(c.head_dim)));
+}
+
+RopeParams rope_params(const ModelConfig& c, bool local, int context) {
+  RopeParams r;
+  r.attn_factor = c.rope_attn_factor;
+  if (local && c.has_local_rope()) {
+    r.base = c.rope_base_swa;  // local layers keep the trained rotation: no scaling, no factors
+    return r;
+  }
+  r.base = c.rope_base;
+  r.freq_scale = c.rope_freq_scale;
+  const bool long_context = !c.rope_long_factors.empty() && context > c.rope_original_context;
+  const std::vector<float>& f = long_context ? c.rope_long_factors : c.rope_freq_factors;
+  if (!f.empty()) r.factors = &f;
+  return r;
 }
 
 std::vector<float> llama3_rope_freq_factors(int head_dim, float rope_base, float factor,
@@ -87,21 +158,63 @@ std::vector<float> llama3_rope_freq_factors(int head_dim, float rope_base, float
   return factors;
 }
 
-void fill_rope_tables(const ModelConfig& c, int n, int n_past, float* cos_table, float* sin_table) {
-  const int half = c.head_dim / 2;
+void fill_rope_tables(const RopeParams& p, int head_dim, int n, int n_past, float* cos_table, float* sin_table) {
+  const int half = head_dim / 2;
   std::vector<double> freq(static_cast<size_t>(half));
   for (int i = 0; i < half; ++i) {
-    freq[size_t(i)] = std::pow(double(c.rope_base), -2.0 * i / c.head_dim);
-    if (!c.rope_freq_factors.empty()) freq[size_t(i)] /= c.rope_freq_factors[size_t(i)];
+    freq[size_t(i)] = std::pow(p.base, -2.0 * i / head_dim);
+    if (p.factors) freq[size_t(i)] /= (*p.factors)[size_t(i)];
   }
   for (int r = 0; r < n; ++r) {
-    const double pos = double(n_past + r) * c.rope_freq_scale;
+    const double pos = double(n_past + r) * p.freq_scale;
     for (int i = 0; i < half; ++i) {
-      cos_table[r * half + i] = float(std::cos(pos * freq[size_t(i)]));
-      sin_table[r * half + i] = float(std::sin(pos * freq[size_t(i)]));
+      cos_table[r * half + i] = float(std::cos(pos * freq[size_t(i)]) * p.attn_factor);
+      sin_table[r * half + i] = float(std::sin(pos * freq[size_t(i)]) * p.attn_factor);
     }
   }
 }
+
+namespace {
+
+// Sliding window, its layer pattern and rope base, and the soft-caps: keys of the architectures
+// whose description has them (others ignore the keys, as llama.cpp does for Phi-3's window).
+Status read_gemma_keys(const gguf::GgufFile& f, const std::string& p, ModelConfig& c) {
+  const ArchDescription& d = describe_arch(c.arch);
+  if (d.swa_period > 0) {
+    if (f.find(p + "attention.sliding_window")) {
+      TANDEM_ASSIGN_OR_RETURN(int64_t w, f.get_int(p + "attention.sliding_window"));
+      if (w < 0 || w > (1 << 24)) {
+        return InvalidArgument(f.path() + ": " + p + "attention.sliding_window: value " + std::to_string(w) +
+                               " is out of range (0.." + std::to_string(1 << 24) + ")");
+      }
+      c.sliding_window = int(w);
+    }
+    if (const gguf::Value* v = f.find(p + "attention.sliding_window_pattern")) {
+      if (!v->as_array()) {
+        TANDEM_ASSIGN_OR_RETURN(c.swa_period, positive_int(f, p + "attention.sliding_window_pattern", 1 << 16));
+      } else {
+        return Unsupported(f.path() + ": " + p + "attention.sliding_window_pattern: a per-layer array is not supported (a period is)");
+      }
+    }
+    if (f.find(p + "rope.freq_base_swa")) {
+      TANDEM_ASSIGN_OR_RETURN(double base, float_key(f, p + "rope.freq_base_swa", 1.0 + 1e-6, 1e12));
+      c.rope_base_swa = float(base);
+    }
+  }
+  if (d.post_norms) {  // the soft-capping architectures (Gemma); a 0 in the file turns a cap off
+    if (f.find(p + "attn_logit_softcapping")) {
+      TANDEM_ASSIGN_OR_RETURN(double cap, float_key(f, p + "attn_logit_softcapping", 0.0, 1e6));
+      c.attn_softcap = float(cap);
+    }
+    if (f.find(p + "final_logit_softcapping")) {
+      TANDEM_ASSIGN_OR_RETURN(double cap, float_key(f, p + "final_logit_softcapping", 0.0, 1e6));
+      c.final_softcap = float(cap);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 Result<ModelConfig> read_model_config(const gguf::GgufFile& f) {
   ModelConfig c;
@@ -182,12 +295,17 @@ Result<ModelConfig> read_model_config(const gguf::GgufFile& f) {
   // Rope scaling: a rope_freqs.weight tensor (what llama.cpp's converter writes for Llama 3.x)
   // wins; otherwise the rope.scaling.* keys.
   if (const gguf::TensorInfo* t = f.find_tensor("rope_freqs.weight")) {
-    if (t->type != DType::F32 || t->n_elements() != uint64_t(c.head_dim / 2)) {
-      return InvalidArgument(f.path() + ": tensor 'rope_freqs.weight': expected " +
-                             std::to_string(c.head_dim / 2) + " f32 values");
+    TANDEM_ASSIGN_OR_RETURN(c.rope_freq_factors, rope_factor_tensor(f, *t, "rope_freqs.weight", c.head_dim / 2));
+  } else if (const gguf::TensorInfo* s = f.find_tensor("rope_factors_short.weight")) {
+    // LongRoPE (Phi-3 128k): short factors up to the original context, long ones past it.
+    const gguf::TensorInfo* l = f.find_tensor("rope_factors_long.weight");
+    if (!l) return InvalidArgument(f.path() + ": tensor 'rope_factors_long.weight' is missing (rope_factors_short.weight is present)");
+    TANDEM_ASSIGN_OR_RETURN(c.rope_freq_factors, rope_factor_tensor(f, *s, "rope_factors_short.weight", c.head_dim / 2));
+    TANDEM_ASSIGN_OR_RETURN(c.rope_long_factors, rope_factor_tensor(f, *l, "rope_factors_long.weight", c.head_dim / 2));
+    c.rope_original_context = c.context_length;
+    if (f.find(p + "rope.scaling.original_context_length")) {
+      TANDEM_ASSIGN_OR_RETURN(c.rope_original_context, positive_int(f, p + "rope.scaling.original_context_length", 1 << 24));
     }
-    const float* v = reinterpret_cast<const float*>(t->data);
-    c.rope_freq_factors.assign(v, v + c.head_dim / 2);
   } else if (f.find(p + "rope.scaling.type")) {
     TANDEM_ASSIGN_OR_RETURN(std::string type, f.get_string(p + "rope.scaling.type"));
     double factor = 1.0;
@@ -225,6 +343,12 @@ Result<ModelConfig> read_model_config(const gguf::GgufFile& f) {
     }
   }
 
+  if (f.find(p + "rope.scaling.attn_factor")) {
+    TANDEM_ASSIGN_OR_RETURN(double a, float_key(f, p + "rope.scaling.attn_factor", 1e-3, 1e3));
+    c.rope_attn_factor = float(a);
+  }
+  TANDEM_RETURN_IF_ERROR(read_gemma_keys(f, p, c));
+
   const gguf::TensorInfo* embd = f.find_tensor("token_embd.weight");
   if (!embd) return InvalidArgument(f.path() + ": tensor 'token_embd.weight' is missing");
   if (embd->dims.size() != 2 || embd->dims[0] != uint64_t(c.dim)) {
@@ -236,7 +360,12 @@ Result<ModelConfig> read_model_config(const gguf::GgufFile& f) {
                            std::to_string(embd->dims[1]) + " rows is too large");
   }
   c.n_vocab = int(embd->dims[1]);
-  c.tied_embeddings = f.find_tensor("output.weight") == nullptr;
+  c.tied_embeddings = info->tied_only || f.find_tensor("output.weight") == nullptr;
+  if (describe_arch(c.arch).fused_tensors) {
+    c.fused_qkv = f.find_tensor("blk.0.attn_qkv.weight") != nullptr;
+    c.fused_gate_up = f.find_tensor("blk.0.ffn_gate.weight") == nullptr;
+  }
+  finish_derived_scales(c);
   return c;
 }
 
@@ -251,6 +380,16 @@ std::string ModelConfig::describe() const {
   if (qkv_bias) s << ", qkv bias";
   if (qk_norm) s << ", q/k norms";
   if (q_dim() != dim) s << ", attention width " << q_dim();
+  if (activation != Activation::kSilu) s << ", " << activation_name(activation) << " ffn";
+  if (post_norms) s << ", post norms";
+  if (embedding_scale != 1.0f) s << ", embedding scale " << embedding_scale;
+  if (sliding_window > 0) s << ", sliding window " << sliding_window << " (period " << swa_period << ")";
+  if (has_local_rope()) s << ", local rope base " << rope_base_swa;
+  if (attn_softcap > 0) s << ", attention softcap " << attn_softcap;
+  if (final_softcap > 0) s << ", logit softcap " << final_softcap;
+  if (!rope_long_factors.empty()) s << ", LongRoPE (original ctx " << rope_original_context << ")";
+  if (fused_qkv) s << ", fused qkv";
+  if (fused_gate_up) s << ", fused gate_up";
   return s.str();
 }
 

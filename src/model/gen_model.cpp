@@ -81,6 +81,12 @@ std::optional<ModelShape> model_preset(const std::string& name) {
   if (name == "qwen2.5-0.5b") return ModelShape{name, Arch::kQwen2, 896, 24, 14, 2, 4864, 32768, 1000000.0f, 1e-6f, true, 0.0f};
   // Qwen3-0.6B: 16 heads of 128 over a 1024 embedding (the attention is twice the embedding wide).
   if (name == "qwen3-0.6b") return ModelShape{name, Arch::kQwen3, 1024, 28, 16, 8, 3072, 40960, 1000000.0f, 1e-6f, true, 0.0f, 0, 128};
+  // Phi-3-mini-4k-instruct: fused qkv and gate_up (written fused, as llama.cpp's converter does).
+  if (name == "phi3-mini") return ModelShape{name, Arch::kPhi3, 3072, 32, 32, 32, 8192, 4096, 10000.0f, 1e-5f, false, 0.0f, 32064};
+  // Gemma-2-2b: 8 heads of 256 over 2304 (wider than dim/heads), local layers with a 4096 window.
+  if (name == "gemma2-2b") return ModelShape{name, Arch::kGemma2, 2304, 26, 8, 4, 9216, 8192, 10000.0f, 1e-6f, true, 0.0f, 256000, 256, 4096};
+  // Gemma-3-1b: one kv head, 5 local layers (window 512, rope base 10k) to each global one (1M).
+  if (name == "gemma3-1b") return ModelShape{name, Arch::kGemma3, 1152, 26, 4, 1, 6912, 32768, 1000000.0f, 1e-6f, true, 0.0f, 262144, 256, 512};
   // The built-in default model of `tandem` with no arguments: big enough to measure, small
   // enough to generate in seconds (about 60 M parameters).
   if (name == "demo") return ModelShape{name, Arch::kLlama, 512, 8, 8, 4, 1536, 2048, 10000.0f, 1e-5f, false, 0.0f};
@@ -109,7 +115,10 @@ ModelConfig config_of_shape(const ModelShape& s, int n_vocab) {
   c.context_length = s.context_length;
   c.rms_eps = s.rms_eps;
   c.rope_base = s.rope_base;
-  c.tied_embeddings = s.tied_embeddings;
+  c.tied_embeddings = s.tied_embeddings || describe_arch(s.arch).tied_only;
+  if (s.sliding_window > 0) c.sliding_window = s.sliding_window;
+  if (s.swa_period > 0) c.swa_period = s.swa_period;
+  finish_derived_scales(c);
   return c;
 }
 
@@ -125,7 +134,7 @@ Result<std::shared_ptr<Model>> shape_only_preset(const std::string& name, DType 
 }
 
 std::vector<std::string> model_preset_names() {
-  return {"tinyllama-1.1b", "llama3.2-1b", "qwen2.5-0.5b", "qwen3-0.6b", "test-small", "demo",
+  return {"tinyllama-1.1b", "llama3.2-1b", "qwen2.5-0.5b", "qwen3-0.6b", "phi3-mini", "gemma2-2b", "gemma3-1b", "test-small", "demo",
           "llama3-8b", "llama3.2-3b", "internlm2-1.8b", "llama2-7b"};
 }
 
@@ -187,6 +196,22 @@ Status generate_model(const GenModelOptions& o, const std::string& out_path) {
     w.set(p + "attention.value_length", u32(head_dim));
   }
   w.set(p + "vocab_size", u32(n_vocab));
+  if (arch_desc.swa_period > 0) {
+    const int window = s.sliding_window > 0 ? s.sliding_window : arch_desc.default_window;
+    if (window > 0) w.set(p + "attention.sliding_window", u32(window));
+    if (s.swa_period > 0) w.set(p + "attention.sliding_window_pattern", u32(s.swa_period));
+  }
+  if (s.longrope_original_context > 0) {
+    const double scale = double(s.context_length) / s.longrope_original_context;
+    w.set(p + "rope.scaling.original_context_length", u32(s.longrope_original_context));
+    w.set(p + "rope.scaling.attn_factor",
+          f32(scale > 1 ? std::sqrt(1 + std::log(scale) / std::log(double(s.longrope_original_context))) : 1.0));
+  }
+  // Gemma 2's caps, as its converter writes them (gemma_pytorch's config).
+  if (arch_desc.default_attn_softcap > 0)
+    w.set(p + "attn_logit_softcapping", f32(s.attn_softcap > 0 ? s.attn_softcap : arch_desc.default_attn_softcap));
+  if (arch_desc.default_final_softcap > 0)
+    w.set(p + "final_logit_softcapping", f32(s.final_softcap > 0 ? s.final_softcap : arch_desc.default_final_softcap));
   for (const auto& [key, value] : vocab->metadata())
     if (key.rfind("tokenizer.", 0) == 0) w.set(key, value);
 
@@ -234,10 +259,22 @@ Status generate_model(const GenModelOptions& o, const std::string& out_path) {
   auto linear = [](int64_t fan_in) { return Init{0.0f, float(std::sqrt(3.0 / double(fan_in)))}; };
   const Init norm{1.0f, 0.2f};
 
-  matrix("token_embd.weight", n_vocab, s.dim, Init{0.0f, 1.7f}, o.type);
+  // An architecture that scales its embeddings by sqrt(dim) stores them that much smaller (as
+  // Gemma's trained ones are), so the rows enter the stack at unit scale either way.
+  const float embd_range = arch_desc.embedding_scale ? float(1.7 / std::sqrt(double(s.dim))) : 1.7f;
+  matrix("token_embd.weight", n_vocab, s.dim, Init{0.0f, embd_range}, o.type);
   vector("output_norm.weight", s.dim, norm);
   // Logits drawn a little wider than unit scale so that the greedy choice is rarely a near-tie.
-  if (!s.tied_embeddings) matrix("output.weight", n_vocab, s.dim, Init{0.0f, float(4.0 / std::sqrt(s.dim))}, o.type);
+  if (!s.tied_embeddings && !arch_desc.tied_only) matrix("output.weight", n_vocab, s.dim, Init{0.0f, float(4.0 / std::sqrt(s.dim))}, o.type);
+  if (s.longrope_original_context > 0) {
+    // Divisors rising with wavelength, as trained LongRoPE factors do: short ones near 1, long ones
+    // stretching the slowest frequencies most.
+    for (const auto& [name, top] : {std::pair{"rope_factors_short.weight", 1.5}, std::pair{"rope_factors_long.weight", 8.0}}) {
+      std::vector<float> f(size_t(head_dim / 2));
+      for (size_t i = 0; i < f.size(); ++i) f[i] = float(1.0 + (top - 1.0) * double(i) / double(f.size()));
+      add_tensor(name, {uint64_t(f.size())}, DType::F32, [f](uint8_t* dst, size_t n) { std::memcpy(dst, f.data(), n); });
+    }
+  }
   if (s.llama3_rope_factor > 0) {
     const std::vector<float> f = llama3_rope_freq_factors(head_dim, s.rope_base, s.llama3_rope_factor, 1.0f, 4.0f, 8192);
     add_tensor("rope_freqs.weight", {uint64_t(f.size())}, DType::F32,
@@ -246,9 +283,13 @@ Status generate_model(const GenModelOptions& o, const std::string& out_path) {
   for (int l = 0; l < s.n_layers; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".";
     vector(b + "attn_norm.weight", s.dim, norm);
-    matrix(b + "attn_q.weight", q_dim, s.dim, linear(s.dim), o.type);
-    matrix(b + "attn_k.weight", kv_dim, s.dim, linear(s.dim), o.type);
-    matrix(b + "attn_v.weight", kv_dim, s.dim, linear(s.dim), o.type);
+    if (arch_desc.fused_tensors) {  // Phi-3's converter writes q, k, v as one tensor
+      matrix(b + "attn_qkv.weight", q_dim + 2 * kv_dim, s.dim, linear(s.dim), o.type);
+    } else {
+      matrix(b + "attn_q.weight", q_dim, s.dim, linear(s.dim), o.type);
+      matrix(b + "attn_k.weight", kv_dim, s.dim, linear(s.dim), o.type);
+      matrix(b + "attn_v.weight", kv_dim, s.dim, linear(s.dim), o.type);
+    }
     if (arch_desc.qkv_bias) {
       vector(b + "attn_q.bias", q_dim, Init{0.0f, 0.5f});
       vector(b + "attn_k.bias", kv_dim, Init{0.0f, 0.5f});
@@ -259,10 +300,16 @@ Status generate_model(const GenModelOptions& o, const std::string& out_path) {
       vector(b + "attn_k_norm.weight", head_dim, norm);
     }
     matrix(b + "attn_output.weight", s.dim, q_dim, linear(q_dim), o.type);
+    if (arch_desc.post_norms) vector(b + "post_attention_norm.weight", s.dim, norm);
     vector(b + "ffn_norm.weight", s.dim, norm);
-    matrix(b + "ffn_gate.weight", s.ffn_dim, s.dim, linear(s.dim), o.type);
-    matrix(b + "ffn_up.weight", s.ffn_dim, s.dim, linear(s.dim), o.type);
+    if (arch_desc.fused_tensors) {  // [gate; up] in one tensor named ffn_up
+      matrix(b + "ffn_up.weight", 2 * int64_t(s.ffn_dim), s.dim, linear(s.dim), o.type);
+    } else {
+      matrix(b + "ffn_gate.weight", s.ffn_dim, s.dim, linear(s.dim), o.type);
+      matrix(b + "ffn_up.weight", s.ffn_dim, s.dim, linear(s.dim), o.type);
+    }
     matrix(b + "ffn_down.weight", s.dim, s.ffn_dim, linear(s.ffn_dim), o.type);
+    if (arch_desc.post_norms) vector(b + "post_ffw_norm.weight", s.dim, norm);
   }
   return w.write(out_path);
 }

@@ -28,10 +28,20 @@ struct ModelShape {
   float llama3_rope_factor = 0.0f;
   int n_vocab = 0;  // the published vocabulary (shape-only models); gen-model takes its tokenizer's
   int head_dim = 0;  // 0: dim / n_heads; else written as attention.key_length (Qwen3 and others)
+  // Sliding-window architectures (gemma2, gemma3): attention.sliding_window; 0 = the
+  // architecture's default (gemma2's 4096; gemma3 then has no local layers).
+  int sliding_window = 0;
+  // Soft-caps (gemma2's keys), 0: the architecture's default (50 and 30).
+  float attn_softcap = 0, final_softcap = 0;
+  int swa_period = 0;  // attention.sliding_window_pattern, written when > 0 (else the architecture's)
+  // LongRoPE (phi3): > 0 writes rope_factors_short/long.weight, this original context and the
+  // attention factor sqrt(1 + ln(context / original) / ln(original)), as Phi-3's converter does.
+  int longrope_original_context = 0;
   int q_dim() const { return n_heads * (head_dim > 0 ? head_dim : dim / n_heads); }
 };
 
-// Known presets: tinyllama-1.1b, llama3.2-1b, qwen2.5-0.5b, qwen3-0.6b, test-small, demo, and the models of
+// Known presets: tinyllama-1.1b, llama3.2-1b, qwen2.5-0.5b, qwen3-0.6b, phi3-mini, gemma2-2b, gemma3-1b,
+// test-small, demo, and the models of
 // the HeteroInfer paper: llama3-8b, llama3.2-3b, internlm2-1.8b, llama2-7b.
 std::optional<ModelShape> model_preset(const std::string& name);
 std::vector<std::string> model_preset_names();

@@ -45,7 +45,20 @@ class Binder {
   const gguf::GgufFile& f_;
 };
 
+// Row range [begin, begin + rows) of a bound 2-D weight, as a weight of its own.
+Weight row_view(const Weight& w, const std::string& part, int64_t begin, int64_t rows) {
+  return Weight{w.name + "[" + part + "]", w.type, w.data + size_t(begin) * w.row_bytes(), rows, w.cols};
+}
+
 }  // namespace
+
+std::vector<const Weight*> LayerWeights::present() const {
+  std::vector<const Weight*> out;
+  for (const Weight* w : {&attn_norm, &wq, &wk, &wv, &bq, &bk, &bv, &q_norm, &k_norm, &wo, &attn_post_norm, &ffn_norm,
+                          &w_gate, &w_up, &w_down, &ffn_post_norm})
+    if (w->rows > 0) out.push_back(w);
+  return out;
+}
 
 Result<std::shared_ptr<Model>> Model::load(const std::string& path) {
   TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<gguf::GgufFile> file, gguf::GgufFile::open(path));
@@ -72,19 +85,36 @@ Result<std::shared_ptr<Model>> Model::from_gguf(std::shared_ptr<gguf::GgufFile> 
     LayerWeights& l = m->layers_[size_t(i)];
     const std::string p = "blk." + std::to_string(i) + ".";
     TANDEM_RETURN_IF_ERROR(b.bind(l.attn_norm, p + "attn_norm.weight", 0, c.dim));
-    TANDEM_RETURN_IF_ERROR(b.bind(l.wq, p + "attn_q.weight", c.q_dim(), c.dim));
-    TANDEM_RETURN_IF_ERROR(b.bind(l.wk, p + "attn_k.weight", c.kv_dim(), c.dim));
-    TANDEM_RETURN_IF_ERROR(b.bind(l.wv, p + "attn_v.weight", c.kv_dim(), c.dim));
+    if (c.fused_qkv) {
+      Weight qkv;
+      TANDEM_RETURN_IF_ERROR(b.bind(qkv, p + "attn_qkv.weight", c.q_dim() + 2 * c.kv_dim(), c.dim));
+      l.wq = row_view(qkv, "q", 0, c.q_dim());
+      l.wk = row_view(qkv, "k", c.q_dim(), c.kv_dim());
+      l.wv = row_view(qkv, "v", c.q_dim() + c.kv_dim(), c.kv_dim());
+    } else {
+      TANDEM_RETURN_IF_ERROR(b.bind(l.wq, p + "attn_q.weight", c.q_dim(), c.dim));
+      TANDEM_RETURN_IF_ERROR(b.bind(l.wk, p + "attn_k.weight", c.kv_dim(), c.dim));
+      TANDEM_RETURN_IF_ERROR(b.bind(l.wv, p + "attn_v.weight", c.kv_dim(), c.dim));
+    }
     TANDEM_RETURN_IF_ERROR(b.bind(l.wo, p + "attn_output.weight", c.dim, c.q_dim()));
     TANDEM_RETURN_IF_ERROR(b.bind(l.q_norm, p + "attn_q_norm.weight", 0, c.head_dim, c.qk_norm));
     TANDEM_RETURN_IF_ERROR(b.bind(l.k_norm, p + "attn_k_norm.weight", 0, c.head_dim, c.qk_norm));
     TANDEM_RETURN_IF_ERROR(b.bind(l.bq, p + "attn_q.bias", 0, c.q_dim(), c.qkv_bias));
     TANDEM_RETURN_IF_ERROR(b.bind(l.bk, p + "attn_k.bias", 0, c.kv_dim(), c.qkv_bias));
     TANDEM_RETURN_IF_ERROR(b.bind(l.bv, p + "attn_v.bias", 0, c.kv_dim(), c.qkv_bias));
+    TANDEM_RETURN_IF_ERROR(b.bind(l.attn_post_norm, p + "post_attention_norm.weight", 0, c.dim, c.post_norms));
     TANDEM_RETURN_IF_ERROR(b.bind(l.ffn_norm, p + "ffn_norm.weight", 0, c.dim));
-    TANDEM_RETURN_IF_ERROR(b.bind(l.w_gate, p + "ffn_gate.weight", c.ffn_dim, c.dim));
-    TANDEM_RETURN_IF_ERROR(b.bind(l.w_up, p + "ffn_up.weight", c.ffn_dim, c.dim));
+    if (c.fused_gate_up) {  // [gate; up], the gate first (llama.cpp's swiglu of a fused row)
+      Weight gate_up;
+      TANDEM_RETURN_IF_ERROR(b.bind(gate_up, p + "ffn_up.weight", 2 * int64_t(c.ffn_dim), c.dim));
+      l.w_gate = row_view(gate_up, "gate", 0, c.ffn_dim);
+      l.w_up = row_view(gate_up, "up", c.ffn_dim, c.ffn_dim);
+    } else {
+      TANDEM_RETURN_IF_ERROR(b.bind(l.w_gate, p + "ffn_gate.weight", c.ffn_dim, c.dim));
+      TANDEM_RETURN_IF_ERROR(b.bind(l.w_up, p + "ffn_up.weight", c.ffn_dim, c.dim));
+    }
     TANDEM_RETURN_IF_ERROR(b.bind(l.w_down, p + "ffn_down.weight", c.dim, c.ffn_dim));
+    TANDEM_RETURN_IF_ERROR(b.bind(l.ffn_post_norm, p + "post_ffw_norm.weight", 0, c.dim, c.post_norms));
   }
 
   TANDEM_ASSIGN_OR_RETURN(m->tokenizer_, Tokenizer::from_gguf(f));
@@ -100,11 +130,8 @@ Result<std::shared_ptr<Model>> Model::from_gguf(std::shared_ptr<gguf::GgufFile> 
 std::vector<const Weight*> Model::all_weights() const {
   std::vector<const Weight*> out = {&token_embd_, &output_norm_};
   if (!config_.tied_embeddings) out.push_back(&output_);
-  for (const LayerWeights& l : layers_) {
-    for (const Weight* w : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.bq, &l.bk, &l.bv, &l.q_norm, &l.k_norm,
-                            &l.ffn_norm, &l.w_gate, &l.w_up, &l.w_down})
-      if (w->rows > 0) out.push_back(w);
-  }
+  for (const LayerWeights& l : layers_)
+    for (const Weight* w : l.present()) out.push_back(w);
   return out;
 }
 
@@ -174,6 +201,10 @@ std::shared_ptr<Model> Model::shape_only(ModelConfig c, DType matrix_type) {
     l.w_gate = matrix(p + "ffn_gate.weight", c.ffn_dim, c.dim);
     l.w_up = matrix(p + "ffn_up.weight", c.ffn_dim, c.dim);
     l.w_down = matrix(p + "ffn_down.weight", c.dim, c.ffn_dim);
+    if (c.post_norms) {
+      l.attn_post_norm = vec(p + "post_attention_norm.weight", c.dim);
+      l.ffn_post_norm = vec(p + "post_ffw_norm.weight", c.dim);
+    }
   }
   m->config_ = std::move(c);
   return m;

@@ -33,15 +33,22 @@ struct Weight {
   const float* f32() const { return reinterpret_cast<const float*>(data); }
 };
 
+// A fused tensor (Phi-3's attn_qkv, ffn_up holding [gate; up]) is split at load into row-range
+// views named "<tensor>[q]" etc.: every device sees the three (two) weights it would see unfused.
 struct LayerWeights {
   Weight attn_norm;       // [dim]
   Weight wq, wk, wv;      // [q_dim x dim], [kv_dim x dim], [kv_dim x dim]  (rows x cols; q_dim = heads x head_dim)
   Weight bq, bk, bv;      // [q_dim], [kv_dim], [kv_dim]  (qkv_bias: qwen2)
-  Weight q_norm, k_norm;  // [head_dim] each  (qk_norm: qwen3)
+  Weight q_norm, k_norm;  // [head_dim] each  (qk_norm: qwen3, gemma3)
   Weight wo;              // [dim x q_dim]
+  Weight attn_post_norm;  // [dim]  (post_norms: gemma2, gemma3)
   Weight ffn_norm;        // [dim]
   Weight w_gate, w_up;    // [ffn x dim]
   Weight w_down;          // [dim x ffn]
+  Weight ffn_post_norm;   // [dim]  (post_norms)
+
+  // Every weight the layer has (absent optional ones left out), in the order above.
+  std::vector<const Weight*> present() const;
 };
 
 class Model {

@@ -13,7 +13,8 @@ namespace tandem {
 
 class ReferenceForward {
  public:
-  explicit ReferenceForward(std::shared_ptr<const Model> model);
+  // context: the run's length, which picks LongRoPE's long or short factors (0: the short ones).
+  explicit ReferenceForward(std::shared_ptr<const Model> model, int context = 0);
 
   // Runs one token at position pos (positions must come in order 0, 1, 2, ...) and returns the
   // logits for the next token.
@@ -29,12 +30,13 @@ class ReferenceForward {
   static std::vector<double> load_vector(const Weight& w);
 
   struct Layer {
-    std::vector<double> attn_norm, ffn_norm, bq, bk, bv, q_norm, k_norm;
+    std::vector<double> attn_norm, ffn_norm, bq, bk, bv, q_norm, k_norm, attn_post_norm, ffn_post_norm;
     Matrix wq, wk, wv, wo, w_gate, w_up, w_down;
   };
 
   std::shared_ptr<const Model> model_;
   ModelConfig cfg_;
+  int context_ = 0;
   Matrix token_embd_, output_;
   std::vector<double> output_norm_;
   std::vector<Layer> layers_;

@@ -61,14 +61,25 @@ void TaskCostModel::traffic(const OpCall& c, double* bytes, double* flops) {
     case OpKind::kAttention: {
       // Each query row sees n_past + its own causal prefix: on average n_past + (m + 1) / 2 keys.
       const double kv_dim = double(c.n_kv_heads) * double(c.head_dim), q_dim = double(c.n_heads) * double(c.head_dim);
-      const double visible = double(c.n_past) + (m + 1.0) / 2.0;
-      *bytes = 2.0 * m * q_dim * kAct + 2.0 * (double(c.n_past) + m) * kv_dim * kAct;
+      // A sliding window caps both: each row sees at most `window` keys, the chunk reads at most
+      // window + m - 1 of the cache.
+      double visible = double(c.n_past) + (m + 1.0) / 2.0, keys_read = double(c.n_past) + m;
+      if (c.window > 0) visible = std::min(visible, double(c.window)), keys_read = std::min(keys_read, c.window + m - 1.0);
+      *bytes = 2.0 * m * q_dim * kAct + 2.0 * keys_read * kv_dim * kAct;
       *flops = 4.0 * m * visible * q_dim;
       return;
     }
     case OpKind::kSwiglu:
       *bytes = 3.0 * m * cols * kAct;
       *flops = 6.0 * m * cols;
+      return;
+    case OpKind::kGeglu:  // the cubic under the tanh adds four operations per element to SwiGLU's
+      *bytes = 3.0 * m * cols * kAct;
+      *flops = 10.0 * m * cols;
+      return;
+    case OpKind::kSoftcap:
+      *bytes = 2.0 * m * cols * kAct;
+      *flops = 4.0 * m * cols;
       return;
     case OpKind::kAdd:
       *bytes = 3.0 * m * cols * kAct;

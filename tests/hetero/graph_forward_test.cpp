@@ -56,7 +56,8 @@ TEST_P(GraphOnDevice, MatchesTheCpuDevice) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, GraphOnDevice,
-                         ::testing::Combine(::testing::Values("opencl"), ::testing::Values(Arch::kLlama, Arch::kQwen2, Arch::kQwen3),
+                         ::testing::Combine(::testing::Values("opencl"), ::testing::Values(Arch::kLlama, Arch::kQwen2, Arch::kQwen3, Arch::kPhi3,
+                                                                                Arch::kGemma2, Arch::kGemma3),
                                             ::testing::Values(DType::F32, DType::Q4_0)),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" + arch_name(std::get<1>(info.param)) + "_" +

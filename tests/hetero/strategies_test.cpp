@@ -140,6 +140,30 @@ INSTANTIATE_TEST_SUITE_P(
       return n;
     });
 
+// Every architecture's ops (GeGLU, soft-caps, sliding windows, post-norms, fused weights split at
+// load) run split across all three devices with the tokens the cpu alone gives.
+class ArchOnEveryDevice : public ::testing::TestWithParam<Arch> {};
+
+TEST_P(ArchOnEveryDevice, HybridGreedyOutputEqualsCpuOnly) {
+  if (!opencl_available()) TANDEM_OPENCL_MISSING("no OpenCL device");
+  cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
+  auto model = testing::load_or_die(testing::small_model_path(GetParam(), DType::Q8_0, GetParam() != Arch::kPhi3));
+  ASSERT_TRUE(model);
+  const int n_vocab = model->config().n_vocab;
+  std::vector<TokenId> prompt;
+  for (int i = 0; i < 11; ++i) prompt.push_back(TokenId((i * 7919 + 3) % n_vocab));
+  auto cpu_only = make_cpu_forward(model, {2, 64, 16});
+  ASSERT_TRUE(cpu_only.ok());
+  HeteroOptions o = small_options(Strategy::kHybrid);
+  o.devices = {"cpu", "opencl", "npu"};
+  auto hetero = HeteroForward::create(model, o);
+  ASSERT_TRUE(hetero.ok()) << hetero.status().message();
+  EXPECT_EQ(greedy(**hetero, prompt, 6, n_vocab), greedy(**cpu_only, prompt, 6, n_vocab)) << arch_name(GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(NewArchitectures, ArchOnEveryDevice, ::testing::Values(Arch::kPhi3, Arch::kGemma2, Arch::kGemma3),
+                         [](const auto& info) { return arch_name(info.param); });
+
 // An op the GPU's device does not run goes to the next device of the set that does, and the run
 // says so; with no device left, the run fails naming the op.
 TEST(DeviceSets, WhatTheGpuCannotRunGoesToTheCpu) {

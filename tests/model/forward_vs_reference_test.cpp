@@ -37,6 +37,9 @@ double relative_error(std::span<const float> fast, const std::vector<double>& re
 // type gets an fp32-rounding budget; the bound is loose enough for summation-order differences
 // over a few thousand terms and tight enough to catch a wrong scale, nibble or rotation.
 constexpr double kTolerance = 2e-4;
+// Every run's KV length; past the phi3 test model's original context (32), so its LongRoPE long
+// factors serve (the reference is told the same length).
+constexpr int kContext = 64;
 
 class ForwardVsReference : public ::testing::TestWithParam<Case> {};
 
@@ -48,9 +51,9 @@ TEST_P(ForwardVsReference, LogitsMatchAtSeveralPositionsAndPromptLengths) {
   for (int prompt_len : {1, 6, 19}) {
     for (int threads : {1, 2, 3}) {
       // max_batch 8 makes the 19-token prompt run as three prefill chunks.
-      auto fwd = make_cpu_forward(model, {threads, 64, 8});
+      auto fwd = make_cpu_forward(model, {threads, kContext, 8});
       ASSERT_TRUE(fwd.ok()) << fwd.status().message();
-      ReferenceForward ref(model);
+      ReferenceForward ref(model, kContext);
       std::vector<TokenId> prompt;
       for (int i = 0; i < prompt_len; ++i) prompt.push_back(TokenId((i * 7919 + 13) % n_vocab));
       // Prefill with all logits: every prompt position is checked.
@@ -80,7 +83,7 @@ TEST_P(ForwardVsReference, GreedyTokensAreIdentical) {
   const std::vector<TokenId> prompt{1, 450, 4996, 17354, 1701};
   const int n_gen = 16;
 
-  auto session = Session::create(model, {2, 64, 512});
+  auto session = Session::create(model, {2, kContext, 512});
   ASSERT_TRUE(session.ok());
   std::vector<TokenId> fast;
   GenerateOptions g;
@@ -89,7 +92,7 @@ TEST_P(ForwardVsReference, GreedyTokensAreIdentical) {
   g.sampler = SamplerOptions::greedy();
   ASSERT_TRUE((*session)->generate(prompt, g, [&](TokenId t) { fast.push_back(t); return true; }).ok());
 
-  ReferenceForward ref(model);
+  ReferenceForward ref(model, kContext);
   std::vector<double> logits;
   int pos = 0;
   for (TokenId t : prompt) logits = ref.step(t % model->config().n_vocab, pos++);
@@ -113,7 +116,7 @@ TEST_P(ForwardVsReference, LongPromptPrefillInBothGemmPrecisions) {
   const int n_vocab = model->config().n_vocab, prompt_len = 40;
   std::vector<TokenId> prompt;
   for (int i = 0; i < prompt_len; ++i) prompt.push_back(TokenId((i * 104729 + 7) % n_vocab));
-  ReferenceForward ref(model);
+  ReferenceForward ref(model, kContext);
   std::vector<std::vector<double>> want;
   for (int p = 0; p < prompt_len; ++p) want.push_back(ref.step(prompt[size_t(p)], p));
 
@@ -121,7 +124,7 @@ TEST_P(ForwardVsReference, LongPromptPrefillInBothGemmPrecisions) {
   for (auto [precision, tolerance] : {std::pair{cpu::GemmPrecision::kFp32, kTolerance},
                                       std::pair{cpu::GemmPrecision::kBf16Activations, 3e-2}}) {
     cpu::set_gemm_precision(precision);
-    auto fwd = make_cpu_forward(model, {2, 64, 64});
+    auto fwd = make_cpu_forward(model, {2, kContext, 64});
     ASSERT_TRUE(fwd.ok());
     std::vector<float> logits(size_t(prompt_len) * n_vocab);
     ASSERT_TRUE((*fwd)->eval(prompt, 0, logits.data(), true).ok());
@@ -139,8 +142,40 @@ INSTANTIATE_TEST_SUITE_P(AllArchsAndTypes, ForwardVsReference,
                                            Case{Arch::kLlama, DType::Q4_0, false}, Case{Arch::kLlama, DType::Q4_0, true},
                                            Case{Arch::kQwen2, DType::F32, true}, Case{Arch::kQwen2, DType::F16, true},
                                            Case{Arch::kQwen2, DType::Q8_0, true}, Case{Arch::kQwen2, DType::Q4_0, false},
-                                           Case{Arch::kQwen3, DType::F32, true}, Case{Arch::kQwen3, DType::Q8_0, false}),
+                                           Case{Arch::kQwen3, DType::F32, true}, Case{Arch::kQwen3, DType::Q8_0, false},
+                                           Case{Arch::kPhi3, DType::F32, false}, Case{Arch::kPhi3, DType::Q4_0, false},
+                                           Case{Arch::kGemma2, DType::F32, true}, Case{Arch::kGemma2, DType::Q8_0, true},
+                                           Case{Arch::kGemma3, DType::F32, true}, Case{Arch::kGemma3, DType::F16, true}),
                          case_name);
+
+// LongRoPE picks its factors by the run's length: within the original context (32) the short
+// ones, past it the long ones. Both match the oracle told the same length, and they differ from
+// each other (a run that ignored the length would match only one).
+TEST(LongRope, FactorsFollowTheRunLength) {
+  auto model = testing::load_or_die(testing::small_model_path(Arch::kPhi3, DType::F32, false));
+  ASSERT_TRUE(model);
+  ASSERT_EQ(model->config().rope_original_context, 32);
+  const int n_vocab = model->config().n_vocab, n = 12;
+  std::vector<TokenId> prompt;
+  for (int i = 0; i < n; ++i) prompt.push_back(TokenId((i * 389 + 11) % n_vocab));
+  std::vector<std::vector<float>> last;
+  for (int context : {32, 64}) {
+    auto fwd = make_cpu_forward(model, {2, context, 16});
+    ASSERT_TRUE(fwd.ok()) << fwd.status().message();
+    std::vector<float> logits(size_t(n) * n_vocab);
+    ASSERT_TRUE((*fwd)->eval(prompt, 0, logits.data(), true).ok());
+    ReferenceForward ref(model, context);
+    for (int p = 0; p < n; ++p) {
+      const std::vector<double> want = ref.step(prompt[size_t(p)], p);
+      ASSERT_LT(relative_error(std::span(logits).subspan(size_t(p) * n_vocab, size_t(n_vocab)), want), kTolerance)
+          << "context " << context << " position " << p;
+    }
+    last.emplace_back(logits.end() - n_vocab, logits.end());
+  }
+  double diff = 0;
+  for (int i = 0; i < n_vocab; ++i) diff = std::max(diff, double(std::fabs(last[0][size_t(i)] - last[1][size_t(i)])));
+  EXPECT_GT(diff, 1e-3) << "short and long factors gave the same logits";
+}
 
 }  // namespace
 }  // namespace tandem

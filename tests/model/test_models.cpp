@@ -41,6 +41,19 @@ std::string small_model_path(Arch arch, DType type, bool tied) {
   // Qwen3's heads are set apart from the embedding (4 x 32 = 128 wide attention over dim 64), as
   // in Qwen3-0.6B; its vocabulary is the small built-in one (token ids are all the tests use).
   if (arch == Arch::kQwen3) o.shape.head_dim = 32;
+  // Gemma: heads of 32 (wider than dim/heads, as Gemma's 256 over 2304), a window of 5 that a
+  // 19-token prompt crosses, and for gemma3 a local layer (base 10k) then a global one (1M).
+  if (arch == Arch::kGemma2 || arch == Arch::kGemma3) {
+    o.shape.head_dim = 32;
+    o.shape.sliding_window = 5;
+    o.shape.rms_eps = 1e-6f;
+  }
+  if (arch == Arch::kGemma3) o.shape.swa_period = 2;
+  // Caps that bite at this model's scale (its scores and logits are a few units; 50 and 30 would
+  // leave them untouched and a device that skipped the caps would pass).
+  if (arch == Arch::kGemma2) o.shape.attn_softcap = 1.0f, o.shape.final_softcap = 2.0f;
+  // Phi-3 with LongRoPE: an original context of 32 below the tests' runs, so the long factors serve.
+  if (arch == Arch::kPhi3) o.shape.longrope_original_context = 32;
   o.type = type;
   o.seed = 1234;
   o.n_threads = 2;

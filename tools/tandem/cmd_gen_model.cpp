@@ -9,15 +9,15 @@ namespace tandem::cli {
 Command add_gen_model(CLI::App& app) {
   struct Opts {
     std::string preset, arch = "llama", vocab, type = "f32", out;
-    int dim = 0, layers = 0, heads = 0, kv_heads = 0, ffn = 0, ctx = 2048, head_dim = 0;
+    int dim = 0, layers = 0, heads = 0, kv_heads = 0, ffn = 0, ctx = 2048, head_dim = 0, window = 0, swa_period = 0, longrope = 0;
     bool tied = false;
     uint64_t seed = 42;
     int threads = default_threads();
   };
   auto o = std::make_shared<Opts>();
   CLI::App* sub = app.add_subcommand("gen-model", "Write a GGUF model with random weights and real shapes");
-  auto* preset = sub->add_option("--preset", o->preset, "tinyllama-1.1b | llama3.2-1b | qwen2.5-0.5b | qwen3-0.6b | test-small | ...");
-  auto* arch = sub->add_option("--arch", o->arch, "llama | qwen2 | qwen3 (custom shape)");
+  auto* preset = sub->add_option("--preset", o->preset, "tinyllama-1.1b | llama3.2-1b | qwen2.5-0.5b | qwen3-0.6b | phi3-mini | gemma2-2b | gemma3-1b | test-small | ...");
+  auto* arch = sub->add_option("--arch", o->arch, "llama | qwen2 | qwen3 | phi3 | gemma2 | gemma3 (custom shape)");
   sub->add_option("--dim", o->dim, "embedding size");
   sub->add_option("--layers", o->layers, "transformer blocks");
   sub->add_option("--heads", o->heads, "attention heads");
@@ -25,6 +25,9 @@ Command add_gen_model(CLI::App& app) {
   sub->add_option("--ffn", o->ffn, "feed-forward size");
   sub->add_option("--head-dim", o->head_dim, "size of one attention head (default: dim / heads)");
   sub->add_option("--ctx", o->ctx, "context length written to the file")->capture_default_str();
+  sub->add_option("--sliding-window", o->window, "gemma2/gemma3: keys a local layer sees (default: gemma2 4096, gemma3 none)");
+  sub->add_option("--longrope-original-ctx", o->longrope, "phi3: write LongRoPE factors for this original context (below --ctx)");
+  sub->add_option("--swa-period", o->swa_period, "gemma2/gemma3: of every N layers the last is global (default: 2 / 6)");
   sub->add_flag("--tied", o->tied, "no output.weight: logits reuse token_embd.weight");
   preset->excludes(arch);
   sub->add_option("--vocab", o->vocab, "GGUF whose tokenizer is copied (default: the built-in Llama SentencePiece vocabulary)");
@@ -58,7 +61,10 @@ Command add_gen_model(CLI::App& app) {
               g.shape.context_length = o->ctx;
               g.shape.tied_embeddings = o->tied;
               g.shape.head_dim = o->head_dim;
-              if (g.shape.arch != Arch::kLlama) g.shape.rope_base = 1000000.0f, g.shape.rms_eps = 1e-6f;
+              g.shape.sliding_window = o->window;
+              g.shape.swa_period = o->swa_period;
+              g.shape.longrope_original_context = o->longrope;
+              if (g.shape.arch != Arch::kLlama && g.shape.arch != Arch::kPhi3) g.shape.rope_base = 1000000.0f, g.shape.rms_eps = 1e-6f;
             }
             auto type = dtype_from_name(o->type);
             if (!type) return InvalidArgument("--type: '" + o->type + "' is not one of f32, f16, bf16, q8_0, q4_0");

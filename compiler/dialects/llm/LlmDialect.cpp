@@ -167,6 +167,9 @@ LogicalResult AttentionOp::verify() {
     return emitOpError() << "cache width must be num_kv_heads x head_dim = " << kvh * hd << ", got "
                          << ranked(getKeys()).getDimSize(1);
   if (getResult().getType() != getQuery().getType()) return emitOpError("result type must equal the query type");
+  if (getScale() && !(getScale()->convertToFloat() > 0)) return emitOpError("scale must be > 0");
+  if (getSoftcap() && !(getSoftcap()->convertToFloat() > 0)) return emitOpError("softcap must be > 0");
+  if (getWindow() && int64_t(*getWindow()) <= 0) return emitOpError("window must be > 0");
   return success();
 }
 
@@ -204,6 +207,11 @@ LogicalResult AddOp::verify() {
 }
 
 LogicalResult SwigluOp::verify() {
+  if (failed(verifyCommon(*this, getPhase(), getFallback()))) return failure();
+  return verifyMatrix(*this, getGate(), "gate");
+}
+
+LogicalResult GegluOp::verify() {
   if (failed(verifyCommon(*this, getPhase(), getFallback()))) return failure();
   return verifyMatrix(*this, getGate(), "gate");
 }

@@ -149,7 +149,9 @@ def Llm_AttentionOp : Llm_Op<"attention", [Pure, AllTypesMatch<["query", "result
   let summary = "causal grouped-query attention of new queries over a KV cache";
   let description = [{
     `num_heads` query heads share `num_kv_heads` key/value heads (num_heads a multiple of it), each
-    `head_dim` wide; the caches hold up to their row count of tokens.
+    `head_dim` wide; the caches hold up to their row count of tokens. A score is q.k times `scale`
+    (absent: 1/sqrt(head_dim)), then `softcap` * tanh(score / softcap) when present (Gemma 2); with
+    `window` a query sees only the last `window` positions, itself included (sliding-window layers).
 
     Example:
     ```mlir
@@ -159,7 +161,8 @@ def Llm_AttentionOp : Llm_Op<"attention", [Pure, AllTypesMatch<["query", "result
   }];
   let arguments = (ins RankedTensorOf<[F16]>:$query, RankedTensorOf<[F16]>:$keys,
                        RankedTensorOf<[F16]>:$values, I64Attr:$num_heads, I64Attr:$num_kv_heads,
-                       I64Attr:$head_dim, OptionalAttr<StrAttr>:$phase, OptionalAttr<StrAttr>:$fallback);
+                       I64Attr:$head_dim, OptionalAttr<F32Attr>:$scale, OptionalAttr<F32Attr>:$softcap,
+                       OptionalAttr<I64Attr>:$window, OptionalAttr<StrAttr>:$phase, OptionalAttr<StrAttr>:$fallback);
   let results = (outs RankedTensorOf<[F16]>:$result);
   let assemblyFormat = "$query `,` $keys `,` $values attr-dict `:` type($query) `,` type($keys) `,` type($values)";
 }
@@ -211,6 +214,24 @@ def Llm_SwigluOp : Llm_Op<"swiglu", [Pure, AllTypesMatch<["gate", "up", "result"
     Example:
     ```mlir
     %a = llm.swiglu %g, %u : tensor<8x8192xf16>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F16]>:$gate, RankedTensorOf<[F16]>:$up, OptionalAttr<StrAttr>:$phase,
+                       OptionalAttr<StrAttr>:$fallback);
+  let results = (outs RankedTensorOf<[F16]>:$result);
+  let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
+}
+
+def Llm_GegluOp : Llm_Op<"geglu", [Pure, AllTypesMatch<["gate", "up", "result"]>]> {
+  let summary = "gelu(gate) * up, the GELU-gated MLP's activation (Gemma)";
+  let description = [{
+    result = gelu(gate) * up elementwise, with GELU's tanh approximation
+    gelu(x) = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). The vector unit's row library has no
+    program for it yet, so llm-mark-fallback sends it to the GPU.
+
+    Example:
+    ```mlir
+    %a = llm.geglu %g, %u : tensor<8x9216xf16>
     ```
   }];
   let arguments = (ins RankedTensorOf<[F16]>:$gate, RankedTensorOf<[F16]>:$up, OptionalAttr<StrAttr>:$phase,

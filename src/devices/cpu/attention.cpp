@@ -1,5 +1,6 @@
 #include "devices/cpu/attention.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/thread_pool.h"
@@ -18,11 +19,11 @@ WeightView f32_rows(const float* data, int64_t rows, int64_t cols, int64_t strid
 
 void attention(ThreadPool& pool, const float* q, int64_t ldq, const float* k_cache, const float* v_cache,
                float* out, int64_t ldo, int n, int n_heads, int n_kv_heads, int head_dim, int context,
-               int n_past, float* scratch, int64_t scratch_stride) {
+               int n_past, const AttentionScores& how, float* scratch, int64_t scratch_stride) {
   const int hd = head_dim, kv_dim = n_kv_heads * head_dim;
   const int group = n_heads / n_kv_heads;  // query heads sharing one KV head
   const int n_kv = n_past + n;             // keys visible to the last query
-  const float scale = 1.0f / std::sqrt(float(hd));
+  const float scale = how.scale != 0 ? how.scale : 1.0f / std::sqrt(float(hd));
   // Threads take whole heads; inside a head the two products run single-threaded.
   pool.run([&](int ith, int nth) {
     ThreadPool inline_pool(1);
@@ -34,8 +35,12 @@ void attention(ThreadPool& pool, const float* q, int64_t ldq, const float* k_cac
       for (int i = 0; i < n; ++i) {
         float* row = scores + int64_t(i) * n_kv;
         const int visible = n_past + i + 1;  // causal: query i sees keys 0..n_past+i
-        for (int j = 0; j < visible; ++j) row[j] *= scale;
-        softmax_row(row, visible, n_kv);
+        // ...and with a window only the last `window` of them; the others weigh 0.
+        const int first = how.window > 0 ? std::max(0, visible - how.window) : 0;
+        for (int j = 0; j < first; ++j) row[j] = 0.0f;
+        scale_inplace(row + first, visible - first, scale);
+        if (how.softcap > 0) softcap_inplace(row + first, visible - first, how.softcap);
+        softmax_row(row + first, visible - first, n_kv - first);
       }
       // out_i = sum_j p[i, j] v_j, with v transposed so each output dim is a row over positions
       matmul(inline_pool, f32_rows(v_cache + int64_t(kvh) * hd * context, hd, n_kv, context), scores, n, n_kv,

@@ -9,12 +9,20 @@ class ThreadPool;
 
 namespace tandem::cpu {
 
-// For n query rows at positions n_past.. : out_i = softmax(q_i . K^T / sqrt(d)) V per head, over
-// keys 0..n_past+i. Caches: keys [context x kv_dim] (a row per position), values transposed
+// How scores are formed: s = q.k * scale, then s -> softcap * tanh(s / softcap) when softcap > 0;
+// a query at position p sees keys p-window+1..p (window > 0) or 0..p.
+struct AttentionScores {
+  float scale = 0;    // 0: 1/sqrt(head_dim)
+  float softcap = 0;  // 0: none
+  int window = 0;     // 0: every earlier key
+};
+
+// For n query rows at positions n_past.. : out_i = softmax(scores(q_i, K)) V per head, over the
+// keys query i sees. Caches: keys [context x kv_dim] (a row per position), values transposed
 // [kv_dim x context], so both products are matmuls. scratch holds pool.size() blocks of
 // scratch_stride floats, each at least n * (n_past + n).
 void attention(ThreadPool& pool, const float* q, int64_t ldq, const float* k_cache, const float* v_cache,
                float* out, int64_t ldo, int n, int n_heads, int n_kv_heads, int head_dim, int context,
-               int n_past, float* scratch, int64_t scratch_stride);
+               int n_past, const AttentionScores& how, float* scratch, int64_t scratch_stride);
 
 }  // namespace tandem::cpu

@@ -32,7 +32,10 @@ void CpuDevice::run(const OpCall& c) {
     case OpKind::kGetRows: {
       const Weight& w = *c.weight;
       const cpu::WeightView view{w.type, w.data, w.rows, w.cols, w.row_bytes()};
-      rows([&](int64_t i) { cpu::dequantize_row(view, c.ids[i], c.out.data + i * c.out.ld); });
+      rows([&](int64_t i) {
+        cpu::dequantize_row(view, c.ids[i], c.out.data + i * c.out.ld);
+        if (c.scale != 0 && c.scale != 1.0f) cpu::scale_inplace(c.out.data + i * c.out.ld, c.out.cols, c.scale);
+      });
       break;
     }
     case OpKind::kRmsNorm:
@@ -55,14 +58,21 @@ void CpuDevice::run(const OpCall& c) {
       const int64_t stride = n * (c.n_past + n);
       if (attention_scratch_.size() < size_t(stride * pool_.size())) attention_scratch_.resize(size_t(stride * pool_.size()));
       cpu::attention(pool_, c.a.data, c.a.ld, c.k_cache, c.v_cache, c.out.data, c.out.ld, int(n), c.n_heads,
-                     c.n_kv_heads, c.head_dim, c.context, c.n_past, attention_scratch_.data(), stride);
+                     c.n_kv_heads, c.head_dim, c.context, c.n_past, {c.scale, c.softcap, c.window},
+                     attention_scratch_.data(), stride);
       break;
     }
     case OpKind::kSwiglu:
       rows([&](int64_t i) { cpu::swiglu_inplace(c.out.data + i * c.out.ld, c.a.data + i * c.a.ld, c.out.cols); });
       break;
+    case OpKind::kGeglu:
+      rows([&](int64_t i) { cpu::geglu_inplace(c.out.data + i * c.out.ld, c.a.data + i * c.a.ld, c.out.cols); });
+      break;
     case OpKind::kAdd:
       rows([&](int64_t i) { cpu::add_inplace(c.out.data + i * c.out.ld, c.a.data + i * c.a.ld, c.out.cols); });
+      break;
+    case OpKind::kSoftcap:
+      rows([&](int64_t i) { cpu::softcap_inplace(c.out.data + i * c.out.ld, c.out.cols, c.softcap); });
       break;
   }
 }

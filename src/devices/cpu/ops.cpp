@@ -106,6 +106,31 @@ void rope_inplace(float* x, int64_t n, int64_t ld, int n_heads, int head_dim, co
   }
 }
 
+// tanh(y) = 1 - 2 / (1 + e^(2y)), through the vectorizable exp (saturates correctly at +-1).
+inline float tanh_approx(float y) { return 1.0f - 2.0f / (1.0f + exp_approx(2.0f * y)); }
+
+TANDEM_VECTOR_CLONES
+void geglu_inplace(float* gate, const float* up, int64_t count) {
+  // gelu(x) = x/2 (1 + tanh(u)) with u = sqrt(2/pi) (x + 0.044715 x^3); x/2 (1 + tanh(u)) = x / (1 + e^(-2u)).
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  for (int64_t i = 0; i < count; ++i) {
+    const float x = gate[i];
+    const float u = kSqrt2OverPi * (x + 0.044715f * x * x * x);
+    gate[i] = x / (1.0f + exp_approx(-2.0f * u)) * up[i];
+  }
+}
+
+TANDEM_VECTOR_CLONES
+void softcap_inplace(float* x, int64_t count, float cap) {
+  const float inv = 1.0f / cap;
+  for (int64_t i = 0; i < count; ++i) x[i] = cap * tanh_approx(x[i] * inv);
+}
+
+TANDEM_VECTOR_CLONES
+void scale_inplace(float* x, int64_t count, float s) {
+  for (int64_t i = 0; i < count; ++i) x[i] *= s;
+}
+
 TANDEM_VECTOR_CLONES
 void softmax_row(float* row, int64_t valid, int64_t len) {
   float mx = -INFINITY;

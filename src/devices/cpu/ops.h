@@ -23,6 +23,15 @@ void add_bias(float* x, const float* bias, int64_t n, int64_t dim, int64_t ld);
 // gate = silu(gate) * up, elementwise over count elements (SwiGLU).
 void swiglu_inplace(float* gate, const float* up, int64_t count);
 
+// gate = gelu(gate) * up with GELU's tanh approximation (GeGLU, Gemma's feed-forward).
+void geglu_inplace(float* gate, const float* up, int64_t count);
+
+// x = cap * tanh(x / cap) over count elements (Gemma 2's logit soft-capping).
+void softcap_inplace(float* x, int64_t count, float cap);
+
+// x *= s over count elements.
+void scale_inplace(float* x, int64_t count, float s);
+
 // Rotary embedding of n rows, each holding n_heads heads of head_dim; cos/sin tables hold
 // head_dim/2 values per row. half_split selects the pairing (x[i], x[i+d/2]) instead of
 // (x[2i], x[2i+1]).

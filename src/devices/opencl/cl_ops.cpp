@@ -104,7 +104,7 @@ Status launch(cl_command_queue q, cl_kernel k, const std::string& name, cl_uint 
   const std::string var##_name = (name); \
   TANDEM_ASSIGN_OR_RETURN(cl_kernel var, kernel(var##_name))
 
-Status Ops::get_rows(const WeightRef& w, BufRef ids, int64_t n, BufRef y, int64_t ldy, Event* done) {
+Status Ops::get_rows(const WeightRef& w, BufRef ids, int64_t n, BufRef y, int64_t ldy, Event* done, float scale) {
   if (!supports(w.type)) return Unsupported("opencl: get_rows: weight type " + std::string(dtype_name(w.type)));
   TANDEM_RETURN_IF_ERROR(check_f32(ids, "get_rows ids"));
   TANDEM_RETURN_IF_ERROR(check_f32(y, "get_rows y"));
@@ -113,7 +113,7 @@ Status Ops::get_rows(const WeightRef& w, BufRef ids, int64_t n, BufRef y, int64_
   TANDEM_KERNEL(k, std::string("get_rows_") + type_suffix(w.type));
   TANDEM_RETURN_IF_ERROR(set_args(k, k_name, w.data.mem, cl_ulong(w.data.offset), cl_ulong(w.row_bytes),
                                   cl_int(w.cols), ids.mem, cl_ulong(ids.offset / 4), y.mem, f32_off(y),
-                                  cl_int(ldy)));
+                                  cl_int(ldy), cl_float(scale)));
   const size_t global[2] = {round_up(w.cols, 64), size_t(n)}, local[2] = {64, 1};
   return launch(rt_->queue(), k, k_name, 2, global, local, done);
 }
@@ -221,6 +221,26 @@ Status Ops::swiglu_inplace(BufRef gate, BufRef up, int64_t count, Event* done) {
   return launch(rt_->queue(), k, k_name, 1, global, local, done);
 }
 
+Status Ops::geglu_inplace(BufRef gate, BufRef up, int64_t count, Event* done) {
+  TANDEM_RETURN_IF_ERROR(check_f32(gate, "geglu gate"));
+  TANDEM_RETURN_IF_ERROR(check_f32(up, "geglu up"));
+  TANDEM_RETURN_IF_ERROR(check_int(count, "geglu count"));
+  TANDEM_KERNEL(k, "geglu");
+  TANDEM_RETURN_IF_ERROR(set_args(k, k_name, gate.mem, f32_off(gate), up.mem, f32_off(up), cl_int(count)));
+  const size_t global[1] = {round_up(count, 64)}, local[1] = {64};
+  return launch(rt_->queue(), k, k_name, 1, global, local, done);
+}
+
+Status Ops::softcap_inplace(BufRef x, int64_t count, float cap, Event* done) {
+  TANDEM_RETURN_IF_ERROR(check_f32(x, "softcap x"));
+  TANDEM_RETURN_IF_ERROR(check_int(count, "softcap count"));
+  if (!(cap > 0)) return InvalidArgument("opencl: softcap: cap " + std::to_string(cap) + " must be > 0");
+  TANDEM_KERNEL(k, "softcap");
+  TANDEM_RETURN_IF_ERROR(set_args(k, k_name, x.mem, f32_off(x), cl_int(count), cl_float(cap)));
+  const size_t global[1] = {round_up(count, 64)}, local[1] = {64};
+  return launch(rt_->queue(), k, k_name, 1, global, local, done);
+}
+
 Status Ops::rope_inplace(BufRef x, int64_t n, int64_t ld, int n_heads, int head_dim, BufRef cos_table,
                          BufRef sin_table, bool half_split, Event* done) {
   TANDEM_RETURN_IF_ERROR(check_f32(x, "rope x"));
@@ -260,7 +280,8 @@ Status Ops::kv_store(BufRef k_rows, BufRef v_rows, BufRef k_cache, BufRef v_cach
 }
 
 Status Ops::attention(BufRef q, int64_t ldq, BufRef k_cache, BufRef v_cache, BufRef out, int64_t ldo, int64_t n,
-                      int n_heads, int n_kv_heads, int head_dim, int T, int n_past, Event* done) {
+                      int n_heads, int n_kv_heads, int head_dim, int T, int n_past, Event* done,
+                      const AttentionScores& how) {
   TANDEM_RETURN_IF_ERROR(check_f32(q, "attention q"));
   TANDEM_RETURN_IF_ERROR(check_f32(k_cache, "attention k cache"));
   TANDEM_RETURN_IF_ERROR(check_f32(v_cache, "attention v cache"));
@@ -271,11 +292,11 @@ Status Ops::attention(BufRef q, int64_t ldq, BufRef k_cache, BufRef v_cache, Buf
   if (n_kv_heads < 1 || n_heads % n_kv_heads != 0) return InvalidArgument("opencl: attention: n_heads % n_kv_heads != 0");
   if (n_past < 0 || n_past + n > T) return OutOfRange("opencl: attention: positions past the cache");
   TANDEM_KERNEL(k, "attention");
-  const float scale = 1.0f / std::sqrt(float(head_dim));
+  const float scale = how.scale != 0 ? how.scale : 1.0f / std::sqrt(float(head_dim));
   TANDEM_RETURN_IF_ERROR(set_args(k, k_name, q.mem, f32_off(q), cl_int(ldq), k_cache.mem, f32_off(k_cache),
                                   v_cache.mem, f32_off(v_cache), out.mem, f32_off(out), cl_int(ldo), cl_int(head_dim),
                                   cl_int(n_kv_heads * head_dim), cl_int(n_heads / n_kv_heads), cl_int(T),
-                                  cl_int(n_past), cl_float(scale)));
+                                  cl_int(n_past), cl_float(scale), cl_float(how.softcap), cl_int(how.window)));
   const size_t global[2] = {size_t(n_heads) * 64, size_t(n)}, local[2] = {64, 1};
   return launch(rt_->queue(), k, k_name, 2, global, local, done);
 }

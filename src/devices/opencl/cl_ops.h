@@ -34,6 +34,13 @@ enum class GemmForm { kAuto, kLocalTiled, kRegisterBlocked };
 // Below this many activation rows matmul runs the GEMV kernels (one work-group per output).
 constexpr int64_t kGemmMinRows = 4;
 
+// How attention forms its scores (graph::OpCall's attention fields).
+struct AttentionScores {
+  float scale = 0;    // 0: 1/sqrt(head_dim)
+  float softcap = 0;  // 0: none
+  int window = 0;     // 0: every earlier key
+};
+
 class Ops {
  public:
   // Builds the embedded kernel sources for the runtime's device.
@@ -46,8 +53,9 @@ class Ops {
   const std::shared_ptr<Runtime>& runtime_ptr() const { return rt_; }
   static bool supports(DType t);  // matmul / get_rows weight types
 
-  // y[i, :] = W[ids[i], :] dequantized, for n ids (int32).
-  Status get_rows(const WeightRef& w, BufRef ids, int64_t n, BufRef y, int64_t ldy, Event* done = nullptr);
+  // y[i, :] = W[ids[i], :] dequantized, times scale, for n ids (int32).
+  Status get_rows(const WeightRef& w, BufRef ids, int64_t n, BufRef y, int64_t ldy, Event* done = nullptr,
+                  float scale = 1.0f);
   // y[i, r] = sum_k x[i, k] W[r, k]; GEMV kernels for m < kGemmMinRows, GEMM (GemmForm::kAuto)
   // otherwise.
   Status matmul(const WeightRef& w, BufRef x, int64_t m, int64_t ldx, BufRef y, int64_t ldy,
@@ -60,6 +68,8 @@ class Ops {
   Status add_inplace(BufRef x, BufRef y, int64_t count, Event* done = nullptr);
   Status add_bias(BufRef x, BufRef bias, int64_t n, int64_t dim, int64_t ld, Event* done = nullptr);
   Status swiglu_inplace(BufRef gate, BufRef up, int64_t count, Event* done = nullptr);
+  Status geglu_inplace(BufRef gate, BufRef up, int64_t count, Event* done = nullptr);
+  Status softcap_inplace(BufRef x, int64_t count, float cap, Event* done = nullptr);
   Status rope_inplace(BufRef x, int64_t n, int64_t ld, int n_heads, int head_dim, BufRef cos_table,
                       BufRef sin_table, bool half_split, Event* done = nullptr);
   Status softmax_rows(BufRef x, int64_t rows, int64_t valid, int64_t len, Event* done = nullptr);
@@ -71,7 +81,7 @@ class Ops {
   // heads of head_dim; out [n x ldo].
   Status attention(BufRef q, int64_t ldq, BufRef k_cache, BufRef v_cache, BufRef out, int64_t ldo,
                    int64_t n, int n_heads, int n_kv_heads, int head_dim, int T, int n_past,
-                   Event* done = nullptr);
+                   Event* done = nullptr, const AttentionScores& how = AttentionScores());
 
   // Writes `value` into the 64-bit flag at `flag` once every command enqueued before it is done.
   Status signal_flag(BufRef flag, uint64_t value, Event* done = nullptr);

@@ -14,10 +14,7 @@ Result<ModelWeights> ModelWeights::map(Runtime& rt, const Model& model) {
   span_of(model.output_norm());
   span_of(model.output());
   for (const LayerWeights& L : model.layers()) {
-    for (const Weight* w : {&L.attn_norm, &L.wq, &L.wk, &L.wv, &L.bq, &L.bk, &L.bv, &L.wo, &L.ffn_norm,
-                            &L.w_gate, &L.w_up, &L.w_down}) {
-      span_of(*w);
-    }
+    for (const Weight* w : L.present()) span_of(*w);
   }
   if (!lo) return InvalidArgument("opencl: the model has no weights");
   ModelWeights m;

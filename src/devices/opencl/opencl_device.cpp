@@ -78,7 +78,9 @@ bool OpenclDevice::supports(const OpCall& call) const {
   switch (call.kind) {
     case OpKind::kRmsNorm:
     case OpKind::kAdd:
-    case OpKind::kSwiglu: return dense_a && dense_out;
+    case OpKind::kSwiglu:
+    case OpKind::kGeglu: return dense_a && dense_out;
+    case OpKind::kSoftcap: return dense_out;
     case OpKind::kKvStore: return dense_a && call.b.ld == call.b.cols;
     default: return true;
   }
@@ -129,7 +131,7 @@ Status OpenclDevice::enqueue(const OpCall& c, std::vector<opencl::Buffer>& temps
     }
     case OpKind::kGetRows: {
       TANDEM_ASSIGN_OR_RETURN(opencl::BufRef ids, resolve(c.ids, size_t(n) * 4, temps));
-      return ops.get_rows(weights_.ref(*c.weight), ids, n, out, c.out.ld, done);
+      return ops.get_rows(weights_.ref(*c.weight), ids, n, out, c.out.ld, done, c.scale != 0 ? c.scale : 1.0f);
     }
     case OpKind::kRmsNorm: {
       if (c.a.ld != c.a.cols || c.out.ld != c.out.cols) return Unsupported("opencl rmsnorm: strided rows");
@@ -159,15 +161,20 @@ Status OpenclDevice::enqueue(const OpCall& c, std::vector<opencl::Buffer>& temps
       TANDEM_ASSIGN_OR_RETURN(opencl::BufRef kc, resolve(c.k_cache, cache, temps));
       TANDEM_ASSIGN_OR_RETURN(opencl::BufRef vc, resolve(c.v_cache, cache, temps));
       return ops.attention(q, c.a.ld, kc, vc, out, c.out.ld, n, c.n_heads, c.n_kv_heads, c.head_dim, c.context,
-                           c.n_past, done);
+                           c.n_past, done, {c.scale, c.softcap, c.window});
     }
     case OpKind::kSwiglu:
+    case OpKind::kGeglu:
     case OpKind::kAdd: {
       if (c.a.ld != c.a.cols || c.out.ld != c.out.cols) return Unsupported("opencl elementwise: strided rows");
       TANDEM_ASSIGN_OR_RETURN(opencl::BufRef a, act(c.a));
-      return c.kind == OpKind::kAdd ? ops.add_inplace(out, a, n * c.out.cols, done)
-                                    : ops.swiglu_inplace(out, a, n * c.out.cols, done);
+      const int64_t count = n * c.out.cols;
+      if (c.kind == OpKind::kAdd) return ops.add_inplace(out, a, count, done);
+      return c.kind == OpKind::kSwiglu ? ops.swiglu_inplace(out, a, count, done) : ops.geglu_inplace(out, a, count, done);
     }
+    case OpKind::kSoftcap:
+      if (c.out.ld != c.out.cols) return Unsupported("opencl softcap: strided rows");
+      return ops.softcap_inplace(out, n * c.out.cols, c.softcap, done);
   }
   return Internal("opencl: unknown op");
 }

@@ -90,7 +90,8 @@ std::string op_name(const graph::OpCall& op, const LayerWeights& L, const graph:
   using graph::OpKind;
   const std::pair<const Weight*, const char*> projections[] = {
       {&L.wq, "q"}, {&L.wk, "k"}, {&L.wv, "v"}, {&L.wo, "o"}, {&L.w_gate, "gate"}, {&L.w_up, "up"}, {&L.w_down, "down"},
-      {&L.bq, "bias_q"}, {&L.bk, "bias_k"}, {&L.bv, "bias_v"}, {&L.q_norm, "q_norm"}, {&L.k_norm, "k_norm"}};
+      {&L.bq, "bias_q"}, {&L.bk, "bias_k"}, {&L.bv, "bias_v"}, {&L.q_norm, "q_norm"}, {&L.k_norm, "k_norm"},
+      {&L.attn_post_norm, "attn_post_norm"}, {&L.ffn_post_norm, "ffn_post_norm"}};
   for (const auto& [w, name] : projections)
     if (op.weight == w) return name;
   switch (op.kind) {
@@ -169,6 +170,17 @@ FusionGraph decoder_layer_graph(const TargetModel& t, const ModelConfig& config,
         op = vector_op(t, "", n * width, {VecOp::kSwiglu});
         reads(call.out.data, op);
         reads(call.a.data, op);
+        break;
+      case OpKind::kGeglu:
+        // gelu_tanh(g) * u = g * sigmoid(2 sqrt(2/pi) (g + 0.044715 g^3)) * u: the cubic (two
+        // multiplies, an add, a scale), then the sigmoid-and-multiply pass SwiGLU makes.
+        op = vector_op(t, "", n * width, {VecOp::kMul, VecOp::kMul, VecOp::kAdd, VecOp::kScale, VecOp::kSwiglu});
+        reads(call.out.data, op);
+        reads(call.a.data, op);
+        break;
+      case OpKind::kSoftcap:  // c * tanh(x / c): two scales around a sigmoid pass
+        op = vector_op(t, "", n * width, {VecOp::kScale, VecOp::kSilu, VecOp::kScale});
+        reads(call.out.data, op);
         break;
     }
     op.name = op_name(call, L, buf, &residuals, &norms);

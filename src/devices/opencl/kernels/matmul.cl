@@ -94,11 +94,11 @@
                                                                                                \
   __kernel void get_rows_##T(__global const uchar* w, ulong w_off, ulong row_bytes, int cols,    \
                              __global const int* ids, ulong ids_off, __global float* y,          \
-                             ulong y_off, int ldy) {                                             \
+                             ulong y_off, int ldy, float scale) {                                \
     const int k = get_global_id(0), i = get_global_id(1);                                        \
     if (k >= cols) return;                                                                       \
     const int id = ids[ids_off + i];                                                             \
-    y[y_off + (ulong)i * ldy + k] = w_##T(w + w_off + (ulong)id * row_bytes, k);                 \
+    y[y_off + (ulong)i * ldy + k] = w_##T(w + w_off + (ulong)id * row_bytes, k) * scale;         \
   }
 
 TANDEM_DEFINE_MATMUL(f32)

@@ -42,6 +42,23 @@ __kernel void swiglu(__global float* g, ulong g_off, __global const float* u, ul
   }
 }
 
+// gate = gelu(gate) * up (tanh approximation: x / (1 + e^(-2u)), u = sqrt(2/pi)(x + 0.044715 x^3)).
+__kernel void geglu(__global float* g, ulong g_off, __global const float* u, ulong u_off,
+                    int count) {
+  const int i = get_global_id(0);
+  if (i < count) {
+    const float v = g[g_off + i];
+    const float t = 0.7978845608f * (v + 0.044715f * v * v * v);
+    g[g_off + i] = v / (1.0f + exp(-2.0f * t)) * u[u_off + i];
+  }
+}
+
+// x = cap * tanh(x / cap) over count elements.
+__kernel void softcap(__global float* x, ulong x_off, int count, float cap) {
+  const int i = get_global_id(0);
+  if (i < count) x[x_off + i] = cap * tanh(x[x_off + i] / cap);
+}
+
 // Rotary embedding in place; global (head_dim/2, n_heads, n). cos/sin tables hold head_dim/2
 // values per row. half_split pairs (x[i], x[i+d/2]), otherwise (x[2i], x[2i+1]).
 __kernel void rope(__global float* x, ulong x_off, int ld, int head_dim,
@@ -89,7 +106,8 @@ __kernel void kv_store(__global const float* k, ulong k_off, __global const floa
 
 // Causal attention with grouped-query heads against one layer's cache. One work-group per
 // (query head h, query row i); global (ATT_WG * n_heads, n). Query i sees positions
-// 0..n_past+i. Two passes over the keys: the first finds the score maximum, the second takes the
+// 0..n_past+i, or with window > 0 the last `window` of them. A score is q.k * scale, then
+// cap * tanh(score / cap) when softcap > 0. Two passes over the keys: the first finds the score maximum, the second takes the
 // scores a chunk of ATT_WG positions at a time, exponentiates them into local memory, and
 // accumulates p x V (V is transposed, so each output dim reads a contiguous run of positions).
 // head_dim <= ATT_MAX_HD.
@@ -98,7 +116,7 @@ __kernel void kv_store(__global const float* k, ulong k_off, __global const floa
 __kernel __attribute__((reqd_work_group_size(ATT_WG, 1, 1))) void attention(
     __global const float* q, ulong q_off, int ldq, __global const float* kc, ulong kc_off,
     __global const float* vc, ulong vc_off, __global float* out, ulong out_off, int ldo,
-    int head_dim, int kv_dim, int group, int T, int n_past, float scale) {
+    int head_dim, int kv_dim, int group, int T, int n_past, float scale, float softcap, int window) {
   __local float part[ATT_WG];
   __local float p[ATT_WG];
   __local float acc[ATT_MAX_HD];
@@ -106,29 +124,34 @@ __kernel __attribute__((reqd_work_group_size(ATT_WG, 1, 1))) void attention(
   const int h = get_group_id(0), i = get_global_id(1);
   const int kvh = h / group;
   const int visible = n_past + i + 1;
+  const int first = window > 0 ? max(0, visible - window) : 0;
   __global const float* qi = q + q_off + (ulong)i * ldq + (ulong)h * head_dim;
   __global const float* kh = kc + kc_off + (ulong)kvh * head_dim;
   __global const float* vh = vc + vc_off + (ulong)kvh * head_dim * T;
 
   float mx = -INFINITY;
-  for (int j = lid; j < visible; j += ATT_WG) {
+  for (int j = first + lid; j < visible; j += ATT_WG) {
     __global const float* kj = kh + (ulong)j * kv_dim;
     float s = 0.0f;
     for (int d = 0; d < head_dim; ++d) s += qi[d] * kj[d];
-    mx = fmax(mx, s * scale);
+    s *= scale;
+    if (softcap > 0.0f) s = softcap * tanh(s / softcap);
+    mx = fmax(mx, s);
   }
   TANDEM_REDUCE(part, lid, ATT_WG, mx, TANDEM_MAX);
   for (int d = lid; d < head_dim; d += ATT_WG) acc[d] = 0.0f;
 
   float sum = 0.0f;
-  for (int j0 = 0; j0 < visible; j0 += ATT_WG) {
+  for (int j0 = first; j0 < visible; j0 += ATT_WG) {
     const int j = j0 + lid;
     float e = 0.0f;
     if (j < visible) {
       __global const float* kj = kh + (ulong)j * kv_dim;
       float s = 0.0f;
       for (int d = 0; d < head_dim; ++d) s += qi[d] * kj[d];
-      e = exp(s * scale - mx);
+      s *= scale;
+      if (softcap > 0.0f) s = softcap * tanh(s / softcap);
+      e = exp(s - mx);
     }
     sum += e;
     p[lid] = e;
