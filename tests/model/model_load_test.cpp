@@ -2,6 +2,8 @@
 // names the file, the tensor or key, and the value.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -160,6 +162,109 @@ TEST(ModelLoad, Llama3RopeScalingFactors) {
   EXPECT_FLOAT_EQ(f.front(), 1.0f);
   EXPECT_FLOAT_EQ(f.back(), 32.0f);
   for (size_t i = 1; i < f.size(); ++i) EXPECT_GE(f[i], f[i - 1]);
+}
+
+// Phi-3's fused tensors are split at load into views of the same bytes: q, k, v rows of
+// attn_qkv in that order, gate then up rows of ffn_up.
+TEST(ModelLoad, Phi3FusedTensorsSplitIntoRowViews) {
+  auto m = testing::load_or_die(testing::small_model_path(Arch::kPhi3, DType::F32));
+  ASSERT_TRUE(m);
+  const ModelConfig& c = m->config();
+  EXPECT_TRUE(c.fused_qkv);
+  EXPECT_TRUE(c.fused_gate_up);
+  const LayerWeights& L = m->layers()[1];
+  const gguf::TensorInfo* qkv = m->file().find_tensor("blk.1.attn_qkv.weight");
+  const gguf::TensorInfo* up = m->file().find_tensor("blk.1.ffn_up.weight");
+  ASSERT_TRUE(qkv && up);
+  EXPECT_EQ(L.wq.data, qkv->data);
+  EXPECT_EQ(L.wk.data, qkv->data + size_t(c.q_dim()) * L.wq.row_bytes());
+  EXPECT_EQ(L.wv.data, L.wk.data + size_t(c.kv_dim()) * L.wk.row_bytes());
+  EXPECT_EQ(L.wv.rows, c.kv_dim());
+  EXPECT_EQ(L.w_gate.data, up->data);
+  EXPECT_EQ(L.w_up.data, up->data + size_t(c.ffn_dim) * L.w_gate.row_bytes());
+  EXPECT_EQ(L.w_up.rows, c.ffn_dim);
+  EXPECT_EQ(c.rope_original_context, 32);
+  EXPECT_EQ(c.rope_long_factors.size(), size_t(c.head_dim / 2));
+  EXPECT_GT(c.rope_attn_factor, 1.0f);
+}
+
+TEST(ModelLoad, Phi3FusedQkvOfTheWrongHeightIsNamed) {
+  const std::string p = rewrite(testing::small_model_path(Arch::kPhi3, DType::F32), "phi3-qkv", [](auto&, auto& t) {
+    for (gguf::TensorInfo& x : t)
+      if (x.name == "blk.0.attn_qkv.weight") x.dims[1] -= 1;
+  });
+  const std::string e = load_error(p);
+  EXPECT_NE(e.find("blk.0.attn_qkv.weight"), std::string::npos) << e;
+  EXPECT_NE(e.find("expected"), std::string::npos) << e;
+}
+
+TEST(ModelLoad, LongRopeWithoutItsLongFactorsIsNamed) {
+  const std::string p = rewrite(testing::small_model_path(Arch::kPhi3, DType::F32), "phi3-nolong", [](auto&, auto& t) {
+    std::erase_if(t, [](const gguf::TensorInfo& x) { return x.name == "rope_factors_long.weight"; });
+  });
+  const std::string e = load_error(p);
+  EXPECT_NE(e.find("rope_factors_long.weight"), std::string::npos) << e;
+}
+
+TEST(ModelLoad, Gemma2ReadsItsWindowCapsAndPostNorms) {
+  auto m = testing::load_or_die(testing::small_model_path(Arch::kGemma2, DType::F32, true));
+  ASSERT_TRUE(m);
+  const ModelConfig& c = m->config();
+  EXPECT_EQ(c.activation, Activation::kGeluTanh);
+  EXPECT_TRUE(c.post_norms);
+  EXPECT_FLOAT_EQ(c.embedding_scale, 8.0f);  // sqrt(64)
+  EXPECT_EQ(c.sliding_window, 5);
+  EXPECT_FLOAT_EQ(c.attn_softcap, 1.0f);
+  EXPECT_FLOAT_EQ(c.final_softcap, 2.0f);
+  EXPECT_FLOAT_EQ(c.query_scale, 1.0f / std::sqrt(32.0f));  // heads of 32, not dim/heads = 16
+  // Period 2: even layers local, odd ones global; one rope for both.
+  EXPECT_TRUE(c.is_local_layer(0));
+  EXPECT_FALSE(c.is_local_layer(1));
+  EXPECT_FALSE(c.has_local_rope());
+  EXPECT_TRUE(m->layers()[1].attn_post_norm.present());
+  EXPECT_TRUE(m->layers()[1].ffn_post_norm.present());
+}
+
+TEST(ModelLoad, Gemma3LocalLayersRotateWithTheirOwnBase) {
+  auto m = testing::load_or_die(testing::small_model_path(Arch::kGemma3, DType::F32, true));
+  ASSERT_TRUE(m);
+  const ModelConfig& c = m->config();
+  EXPECT_TRUE(c.qk_norm);
+  EXPECT_EQ(c.swa_period, 2);
+  EXPECT_TRUE(c.has_local_rope());
+  EXPECT_FLOAT_EQ(rope_params(c, true, 64).base, 10000.0);
+  EXPECT_FLOAT_EQ(rope_params(c, false, 64).base, 1000000.0);
+  EXPECT_FLOAT_EQ(c.attn_softcap, 0.0f);
+}
+
+TEST(ModelLoad, Gemma2WithoutAPostNormIsNamed) {
+  const std::string p = rewrite(testing::small_model_path(Arch::kGemma2, DType::F32, true), "gemma2-nopost", [](auto&, auto& t) {
+    std::erase_if(t, [](const gguf::TensorInfo& x) { return x.name == "blk.1.post_ffw_norm.weight"; });
+  });
+  const std::string e = load_error(p);
+  EXPECT_NE(e.find("blk.1.post_ffw_norm.weight"), std::string::npos) << e;
+  EXPECT_NE(e.find("missing"), std::string::npos) << e;
+}
+
+TEST(ModelLoad, BadGemmaKeysAreNamedWithTheirValues) {
+  struct Bad {
+    const char* key;
+    gguf::Value value;
+    const char* shows;
+  };
+  for (const Bad& bad : {Bad{"gemma2.attn_logit_softcapping", gguf::Value{-3.0f}, "-3"},
+                         Bad{"gemma2.attention.sliding_window", gguf::Value{int32_t(-4)}, "-4"},
+                         Bad{"gemma2.attention.sliding_window_pattern", gguf::Value{uint32_t(0)}, "0"}}) {
+    const std::string p = rewrite(testing::small_model_path(Arch::kGemma2, DType::F32, true), "gemma2-bad", [&](auto& meta, auto&) {
+      bool found = false;
+      for (auto& [k, v] : meta)
+        if (k == bad.key) v = bad.value, found = true;
+      if (!found) meta.emplace_back(bad.key, bad.value);
+    });
+    const std::string e = load_error(p);
+    EXPECT_NE(e.find(bad.key), std::string::npos) << e;
+    EXPECT_NE(e.find(bad.shows), std::string::npos) << e;
+  }
 }
 
 }  // namespace
