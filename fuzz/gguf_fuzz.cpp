@@ -4,9 +4,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cmath>
 #include <cstdlib>
+#include <vector>
+#include <algorithm>
 
 #include "fuzz_check.h"
+#include "model/arch.h"
 #include "model/gguf/gguf.h"
 
 namespace {
@@ -70,5 +74,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (uint64_t i = 0; i < t.n_bytes; ++i) sum += t.data[i];
     sink = sink + sum;
   }
+
+  // The hyperparameters a model loader reads from these keys: a one-line error naming the file,
+  // or a configuration whose sizes every later stage may rely on.
+  auto config = read_model_config(file);
+  if (!config.ok()) {
+    const std::string& msg = config.status().message();
+    FUZZ_CHECK(!msg.empty() && msg.find('\n') == std::string::npos && msg.rfind("fuzz.gguf: ", 0) == 0);
+    return 0;
+  }
+  const ModelConfig& c = *config;
+  FUZZ_CHECK(c.dim > 0 && c.n_layers > 0 && c.n_heads > 0 && c.n_kv_heads > 0 && c.n_heads % c.n_kv_heads == 0);
+  FUZZ_CHECK(c.head_dim > 0 && c.head_dim % 2 == 0 && c.ffn_dim > 0 && c.n_vocab > 0);
+  FUZZ_CHECK(c.sliding_window >= 0 && c.attn_softcap >= 0 && c.final_softcap >= 0 && c.query_scale > 0 &&
+             std::isfinite(c.query_scale) && std::isfinite(c.embedding_scale));
+  for (const std::vector<float>* f : {&c.rope_freq_factors, &c.rope_long_factors})
+    FUZZ_CHECK(f->empty() || f->size() == size_t(c.head_dim / 2));
+  for (int l = 0; l < std::min(c.n_layers, 64); ++l) sink = sink + uint64_t(c.window_of_layer(l));
+  std::vector<float> cos(size_t(c.head_dim / 2)), sin(cos.size());
+  for (bool local : {false, true}) fill_rope_tables(rope_params(c, local, c.context_length), c.head_dim, 1, 7, cos.data(), sin.data());
   return 0;
 }

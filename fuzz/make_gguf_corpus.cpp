@@ -102,6 +102,32 @@ int main(int argc, char** argv) {
     w.add_tensor("output_norm.weight", {8}, DType::F32, Pattern(8));
     ok &= Write(w, dir + "/tiny_llama_align64.gguf");
   }
+  {  // a tiny gemma2 / gemma3 / phi3: the keys each architecture's description reads
+    for (const char* arch : {"gemma2", "gemma3", "phi3"}) {
+      const std::string p = std::string(arch) + ".";
+      GgufWriter w;
+      w.set("general.architecture", Value{std::string(arch)});
+      w.set(p + "embedding_length", Value{uint32_t(8)});
+      w.set(p + "block_count", Value{uint32_t(2)});
+      w.set(p + "feed_forward_length", Value{uint32_t(16)});
+      w.set(p + "attention.head_count", Value{uint32_t(2)});
+      w.set(p + "attention.head_count_kv", Value{uint32_t(1)});
+      w.set(p + "attention.key_length", Value{uint32_t(4)});
+      w.set(p + "attention.layer_norm_rms_epsilon", Value{1e-6f});
+      w.set(p + "attention.sliding_window", Value{uint32_t(3)});
+      w.set(p + "attention.sliding_window_pattern", Value{uint32_t(2)});
+      w.set(p + "rope.freq_base_swa", Value{10000.0f});
+      w.set(p + "attn_logit_softcapping", Value{50.0f});
+      w.set(p + "final_logit_softcapping", Value{30.0f});
+      w.set(p + "rope.scaling.original_context_length", Value{uint32_t(16)});
+      w.set(p + "rope.scaling.attn_factor", Value{1.2f});
+      w.add_tensor("token_embd.weight", {8, 4}, DType::F32, Pattern(9));
+      w.add_tensor("rope_factors_short.weight", {2}, DType::F32, Pattern(10));
+      w.add_tensor("rope_factors_long.weight", {2}, DType::F32, Pattern(11));
+      w.add_tensor("blk.0.attn_qkv.weight", {8, 16}, DType::F32, Pattern(12));
+      ok &= Write(w, dir + "/tiny_" + std::string(arch) + ".gguf");
+    }
+  }
   {  // a tokenizer vocabulary: tokens, scores, types, merges
     GgufWriter w;
     w.set("tokenizer.ggml.model", Value{std::string("gpt2")});

@@ -115,7 +115,7 @@ bool ModelConfig::is_local_layer(int layer) const {
 void finish_derived_scales(ModelConfig& c) {
   const ArchDescription& d = describe_arch(c.arch);
   c.embedding_scale = d.embedding_scale ? float(std::sqrt(double(c.dim))) : 1.0f;
-  const bool wide = d.wide_query_scale_layers > 0 && c.n_layers == d.wide_query_scale_layers;
+  const bool wide = d.wide_query_scale_layers > 0 && c.n_layers == d.wide_query_scale_layers && c.dim >= c.n_heads;
   c.query_scale = float(1.0 / std::sqrt(wide ? double(c.dim / c.n_heads) : double(c.head_dim)));
 }
 
