@@ -65,6 +65,20 @@ Result<LengthDistribution> LengthDistribution::from_weights(std::vector<std::pai
   return d;
 }
 
+LengthDistribution LengthDistribution::capped(int64_t context) const {
+  LengthDistribution d;
+  d.name = max_length() > context ? name + " capped at " + std::to_string(context) : name;
+  for (auto [l, p] : points) {
+    const int64_t len = std::min(l, context);
+    if (!d.points.empty() && d.points.back().first == len) {
+      d.points.back().second += p;
+    } else {
+      d.points.push_back({len, p});
+    }
+  }
+  return d;
+}
+
 Result<LengthDistribution> LengthDistribution::parse(const std::string& spec) {
   if (spec == "heavy-tail") return pareto(1.5, 128, 4096, "heavy-tail");
   if (spec.rfind("uniform:", 0) == 0) {

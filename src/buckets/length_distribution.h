@@ -23,6 +23,9 @@ struct LengthDistribution {
 
   int64_t min_length() const { return points.front().first; }
   int64_t max_length() const { return points.back().first; }
+  // The lengths a model of `context` tokens can be asked for: every length above it is asked as
+  // `context` (a prompt is cut to the cache), so its probability moves there.
+  LengthDistribution capped(int64_t context) const;
   double mean() const;
   // Builds from (length, weight) pairs: merges repeats, sorts, normalizes. Errors name `what`.
   static Result<LengthDistribution> from_weights(std::vector<std::pair<int64_t, double>> weights, const std::string& what);

@@ -63,4 +63,18 @@ TEST(LengthDistribution, HistogramFiles) {
 }
 
 }  // namespace
+// A model's context caps the lengths: the tail above it is asked at the context.
+TEST(LengthDistribution, CappedAtAContextMovesTheTailThere) {
+  auto h = LengthDistribution::parse("heavy-tail");
+  ASSERT_TRUE(h.ok());
+  const LengthDistribution c = h->capped(512);
+  EXPECT_EQ(c.max_length(), 512);
+  double above = 0, total = 0;
+  for (auto [l, p] : h->points) above += l >= 512 ? p : 0.0;
+  for (auto [l, p] : c.points) total += p;
+  EXPECT_NEAR(total, 1.0, 1e-12);
+  EXPECT_NEAR(c.points.back().second, above, 1e-12);
+  EXPECT_EQ(h->capped(8192).points, h->points);  // a context above every length changes nothing
+}
+
 }  // namespace tandem::buckets

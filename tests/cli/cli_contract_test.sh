@@ -134,6 +134,9 @@ if grep -q "without the MLIR compiler" <<<"$compile_probe"; then
 else
   Q="$WORK/q4.gguf"; CC="$WORK/cache"
   "$TANDEM" gen-model --preset test-small --type q4_0 --seed 5 -o "$Q" >/dev/null 2>&1
+  # The defaults compile any model: automatic buckets stay within its context (test-small: 512).
+  check "compile with default buckets" bash -c "\"$TANDEM\" compile -m \"$Q\" --json -o \"$WORK/cache_auto\" | python3 -c 'import json,sys; b=json.load(sys.stdin)[\"buckets\"]; sys.exit(0 if b and max(b)<=512 else 1)'"
+  check "compile buckets past the context" one_line_error "context of 512" "$TANDEM" compile -m "$Q" --buckets 128,1024 -o "$WORK/cache_big"
   cj=$("$TANDEM" compile -m "$Q" --buckets 4,8 --power-levels max,1.5W --json -o "$CC")
   check "compile json" bash -c "grep -q '\"variants\":6' <<<'$cj' && grep -q '\"programs_compiled\":84' <<<'$cj'"
   check "compile manifest" python3 -c "import json,sys; m=json.load(open('$CC/manifest.json')); sys.exit(0 if len(m['programs'])>0 and all(len(p['sha256'])==64 and p['max_error_ratio']<=1 for p in m['programs']) else 1)"

@@ -137,8 +137,12 @@ Command add_compile(CLI::App& app) {
             vo.jobs = unsigned(o->jobs);
             vo.precisions = split(o->precisions.empty() ? default_precision : o->precisions);
             TANDEM_ASSIGN_OR_RETURN(vo.power_levels, compiler::parse_power_levels(o->power));
+            // A prefill chunk never holds more rows than the model's context: longer requests are
+            // asked as the context, and a bucket past it could not append to the KV cache.
+            const int64_t context = model->config().context_length;
             if (o->buckets == "auto") {
-              TANDEM_ASSIGN_OR_RETURN(buckets::LengthDistribution d, buckets::LengthDistribution::parse(o->lengths));
+              TANDEM_ASSIGN_OR_RETURN(buckets::LengthDistribution requested, buckets::LengthDistribution::parse(o->lengths));
+              const buckets::LengthDistribution d = requested.capped(context);
               const auto layer = buckets::npu_layer_latency(t, *model);
               buckets::BucketObjective obj;
               obj.latency = [&](int64_t b) { return layer(b) * 1e3; };
@@ -147,6 +151,10 @@ Command add_compile(CLI::App& app) {
               for (int64_t b : set.boundaries) vo.buckets.push_back(uint32_t(b));
             } else {
               TANDEM_ASSIGN_OR_RETURN(vo.buckets, parse_bucket_list(o->buckets));
+              if (int64_t(vo.buckets.back()) > context) {
+                return InvalidArgument("--buckets: " + std::to_string(vo.buckets.back()) + " rows exceed the model's context of " +
+                                       std::to_string(context) + " tokens (" + model->config().arch_name + ".context_length)");
+              }
             }
             ProgressBar bar("compiling variants");
             TANDEM_ASSIGN_OR_RETURN(compiler::VariantSetReport rep,
