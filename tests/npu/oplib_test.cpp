@@ -103,6 +103,34 @@ TEST(OplibMatmul, F16AllShapesBothOrders) {
       for (auto order : {MatmulOrder::kActivationStationary, MatmulOrder::kWeightStationary}) check_matmul(n, in, out, DType::F16, order, true);
 }
 
+// The NPU keeps f16 weights; f32 and bf16 rows are rounded to f16 when a graph is prepared, giving
+// exactly the pack of the rounded rows.
+TEST(OplibMatmul, F32AndBf16RowsPackAsTheirF16Rounding) {
+  std::mt19937 rng(77);
+  std::normal_distribution<float> nd(0.0f, 0.5f);
+  const uint32_t in = 96, out = 40;
+  std::vector<float> f32(size_t(in) * out);
+  for (float& v : f32) v = nd(rng);
+  std::vector<bf16_t> bf(f32.size());
+  for (size_t i = 0; i < f32.size(); ++i) bf[i] = f32_to_bf16(f32[i]);
+  for (DType source : {DType::F32, DType::BF16}) {
+    std::vector<fp16_t> rounded(f32.size());
+    for (size_t i = 0; i < f32.size(); ++i)
+      rounded[i] = f32_to_fp16(source == DType::F32 ? f32[i] : bf16_to_f32(bf[i]));
+    const void* src = source == DType::F32 ? static_cast<const void*>(f32.data()) : static_cast<const void*>(bf.data());
+    const size_t bytes = row_bytes(source, in) * out;
+    oplib::MatmulSpec spec{8, in, out, DType::F16, MatmulOrder::kActivationStationary, true};
+    auto from_source = oplib::prepare_matmul(spec, T(), src, bytes, source);
+    auto from_f16 = oplib::prepare_matmul(spec, T(), rounded.data(), rounded.size() * 2);
+    ASSERT_TRUE(from_source.ok()) << from_source.status().message();
+    ASSERT_TRUE(from_f16.ok());
+    EXPECT_EQ(from_source->weight_pack, from_f16->weight_pack) << dtype_name(source);
+  }
+  // A pack format other than f16 cannot take f32 rows.
+  oplib::MatmulSpec q4{8, in, out, DType::Q4_0, MatmulOrder::kActivationStationary, true};
+  EXPECT_FALSE(oplib::prepare_matmul(q4, T(), f32.data(), f32.size() * 4, DType::F32).ok());
+}
+
 TEST(OplibMatmul, Q8_0AllShapes) {
   for (uint32_t n : {1u, 5u, 32u, 33u, 100u})
     for (auto [in, out] : {std::pair{64u, 96u}, std::pair{96u, 70u}})

@@ -23,8 +23,10 @@ void to_fp16(const Act& a, std::vector<fp16_t>& out) {
 }  // namespace
 
 bool NpuDevice::weight_type_supported(DType t) {
-  return t == DType::F16 || t == DType::Q8_0 || t == DType::Q4_0;
+  return t == DType::F16 || t == DType::Q8_0 || t == DType::Q4_0 || t == DType::F32 || t == DType::BF16;
 }
+
+DType NpuDevice::packed_format(DType t) { return t == DType::F32 || t == DType::BF16 ? DType::F16 : t; }
 
 bool NpuDevice::op_kind_supported(OpKind k) {
   return k == OpKind::kMatmul || k == OpKind::kRmsNorm || k == OpKind::kSwiglu || k == OpKind::kAdd;
@@ -53,17 +55,16 @@ Result<NpuDevice::Graph> NpuDevice::build(const GraphSpec& s, double* cost, bool
     if (!s.weight) return InvalidArgument("npu: matmul graph without a weight");
     if (!weight_type_supported(s.weight->type)) {
       return Unsupported("npu: weight '" + s.weight->name + "' is " + std::string(dtype_name(s.weight->type)) +
-                         "; the NPU runs f16, q8_0 and q4_0 weights");
+                         "; the NPU runs f16, q8_0 and q4_0 weights (and rounds f32 or bf16 to f16)");
     }
     npu::oplib::MatmulSpec spec;
     spec.n = uint32_t(s.m);
     spec.in = uint32_t(s.weight->cols);
     spec.out = uint32_t(s.row_end - s.row_begin);
-    spec.wtype = s.weight->type;
+    spec.wtype = packed_format(s.weight->type);
     const uint8_t* rows = s.weight->data + size_t(s.row_begin) * s.weight->row_bytes();
     if (cache_) {
-      if (const compile_cache::ProgramEntry* e =
-              cache_->find(spec.n, spec.in, spec.out, std::string(dtype_name(s.weight->type)))) {
+      if (const compile_cache::ProgramEntry* e = cache_->find(spec.n, spec.in, spec.out, std::string(dtype_name(spec.wtype)))) {
         TANDEM_ASSIGN_OR_RETURN(npu::oplib::PreparedMatmul g,
                                 load_compiled(*e, rows, size_t(spec.out) * s.weight->row_bytes(), s.weight->type));
         *cost = g.prepare_seconds;
@@ -72,7 +73,8 @@ Result<NpuDevice::Graph> NpuDevice::build(const GraphSpec& s, double* cost, bool
       }
     }
     TANDEM_ASSIGN_OR_RETURN(npu::oplib::PreparedMatmul g,
-                            npu::oplib::prepare_matmul(spec, target_, rows, size_t(spec.out) * s.weight->row_bytes()));
+                            npu::oplib::prepare_matmul(spec, target_, rows, size_t(spec.out) * s.weight->row_bytes(),
+                                                       s.weight->type));
     *cost = g.prepare_seconds;
     return Graph(std::move(g));
   }

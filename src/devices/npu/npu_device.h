@@ -44,7 +44,12 @@ class NpuDevice final : public Device {
   uint64_t graphs_from_cache() const override { return from_cache_; }
   const npu::TargetModel& target() const { return target_; }
 
+  // Weights the NPU can hold: its own formats (f16, q8_0, q4_0) and f32/bf16, which it rounds to
+  // f16 when it prepares a graph (the packed copy is what it keeps: half the f32 bytes; the
+  // rounding is charged to the host once per graph, not to the run).
   static bool weight_type_supported(DType t);
+  // The format the NPU packs a weight type into.
+  static DType packed_format(DType t);
   // Whether the operator library has a graph for this kind of op at all.
   static bool op_kind_supported(OpKind k);
 

@@ -240,7 +240,8 @@ double estimate_matmul_power_w(const MatmulSpec& s, const MatmulPlan& p, const T
 Result<std::vector<uint8_t>> pack_weights_from(const MatmulSpec& s, const TargetModel& t, DType source, const void* w,
                                                size_t w_bytes) {
   if (source == s.wtype) return pack_weights(s, t, w, w_bytes);
-  if (s.wtype != DType::F16 || (source != DType::Q8_0 && source != DType::Q4_0))
+  const bool convertible = source == DType::Q8_0 || source == DType::Q4_0 || source == DType::F32 || source == DType::BF16;
+  if (s.wtype != DType::F16 || !convertible)
     return Unsupported("matmul pack: cannot pack " + std::string(dtype_name(source)) + " rows as " +
                        std::string(dtype_name(s.wtype)));
   const size_t rb = row_bytes(source, s.in);
@@ -250,21 +251,27 @@ Result<std::vector<uint8_t>> pack_weights_from(const MatmulSpec& s, const Target
   std::vector<float> deq(s.in);
   const uint8_t* src = static_cast<const uint8_t*>(w);
   for (uint32_t o = 0; o < s.out; ++o) {
-    if (source == DType::Q8_0)
-      dequantize_row_q8_0(reinterpret_cast<const BlockQ8_0*>(src + rb * o), deq.data(), s.in);
-    else
-      dequantize_row_q4_0(reinterpret_cast<const BlockQ4_0*>(src + rb * o), deq.data(), s.in);
+    const uint8_t* row = src + rb * o;
+    switch (source) {
+      case DType::Q8_0: dequantize_row_q8_0(reinterpret_cast<const BlockQ8_0*>(row), deq.data(), s.in); break;
+      case DType::Q4_0: dequantize_row_q4_0(reinterpret_cast<const BlockQ4_0*>(row), deq.data(), s.in); break;
+      case DType::F32: std::memcpy(deq.data(), row, size_t(s.in) * 4); break;  // rounded to f16 below
+      default:
+        for (uint32_t i = 0; i < s.in; ++i) deq[i] = bf16_to_f32(reinterpret_cast<const bf16_t*>(row)[i]);
+        break;
+    }
     for (uint32_t i = 0; i < s.in; ++i) rows[size_t(o) * s.in + i] = f32_to_fp16(deq[i]);
   }
   return pack_weights(s, t, rows.data(), rows.size() * 2);
 }
 
-Result<PreparedMatmul> prepare_matmul(const MatmulSpec& s, const TargetModel& t, const void* w, size_t w_bytes) {
+Result<PreparedMatmul> prepare_matmul(const MatmulSpec& s, const TargetModel& t, const void* w, size_t w_bytes,
+                                      std::optional<DType> source) {
   PreparedMatmul pm;
   pm.spec = s;
   TANDEM_ASSIGN_OR_RETURN(pm.plan, plan_matmul(s, t));
   TANDEM_ASSIGN_OR_RETURN(pm.program, lower_matmul(s, t));
-  TANDEM_ASSIGN_OR_RETURN(pm.weight_pack, pack_weights(s, t, w, w_bytes));
+  TANDEM_ASSIGN_OR_RETURN(pm.weight_pack, pack_weights_from(s, t, source.value_or(s.wtype), w, w_bytes));
   pm.graph_bytes = (uint64_t(s.n) * s.in + uint64_t(s.n) * s.out) * 2;
   pm.prepare_seconds = t.prepare_seconds(pm.graph_bytes);
   return pm;

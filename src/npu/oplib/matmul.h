@@ -27,6 +27,8 @@
 //                          C written through the transposing port — see MmaArgs).
 #pragma once
 
+#include <optional>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -106,7 +108,9 @@ struct PreparedMatmul {
   double prepare_seconds = 0;        // modeled graph build (TargetModel prepare.*)
 };
 // Lowers + packs; the modeled prepare time is the target's graph-build model on graph_bytes.
-Result<PreparedMatmul> prepare_matmul(const MatmulSpec& s, const TargetModel& t, const void* w, size_t w_bytes);
+// `source`: how the rows at w are stored when it differs from s.wtype (pack_weights_from converts).
+Result<PreparedMatmul> prepare_matmul(const MatmulSpec& s, const TargetModel& t, const void* w, size_t w_bytes,
+                                      std::optional<DType> source = std::nullopt);
 
 }  // namespace tandem::npu::oplib
 
@@ -114,7 +118,7 @@ namespace tandem::npu::oplib {
 
 // Packs GGUF rows stored as `source` for a spec whose pack format may differ: the same format
 // packs as-is; a quantized source for an f16 pack is dequantized row by row first (the compiler's
-// "f16_tiles" layout). Other conversions are Unsupported.
+// "f16_tiles" layout), an f32 or bf16 one rounded to f16. Other conversions are Unsupported.
 Result<std::vector<uint8_t>> pack_weights_from(const MatmulSpec& s, const TargetModel& t, DType source, const void* w,
                                                size_t w_bytes);
 
