@@ -31,6 +31,9 @@ struct DeviceCaps {
   bool unified_memory = true;   // host memory is mapped by the device, never copied
   bool async = false;           // submit() returns before the work is done
   std::string detail;           // one line: ISA, OpenCL version, NPU target, ...
+  // The device's work runs on the host's cores, all of them (the cpu device, PoCL's CPU OpenCL,
+  // the emulated NPU): a thread spinning on its completion takes a core it needs.
+  bool computes_on_host_cores = true;
 };
 
 // The ops (graph/op.h) are the graph's vocabulary; devices receive them by these names.

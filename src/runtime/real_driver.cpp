@@ -1,5 +1,6 @@
 #include "runtime/real_driver.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 
@@ -13,6 +14,9 @@ RealDriver::RealDriver(std::map<std::string, devices::Device*> devices, SyncMode
     auto w = std::make_unique<Worker>();
     w->name = name;
     w->device = device;
+    // Polling needs a core the awaited work does not use; a device computing on every host core
+    // (the cpu, PoCL's OpenCL, the emulated NPU) would lose the core the poll takes.
+    w->polling_pays = device && !device->caps().computes_on_host_cores;
     workers_.emplace(name, std::move(w));
   }
   for (auto& [name, w] : workers_) {
@@ -52,7 +56,7 @@ void RealDriver::worker_loop(Worker& w) {
       if (!c.ok()) {
         d.status = c.status();
       } else {
-        d.status = wait_for(**c, *t, w.name);
+        d.status = wait_for(**c, *t, w);
         d.device_seconds = (*c)->device_seconds();
       }
     }
@@ -85,19 +89,37 @@ class CompletionDone final : public sync::Awaitable {
 
 }  // namespace
 
-Status RealDriver::wait_for(devices::Completion& c, const Task& t, const std::string& device) {
+Status RealDriver::wait_for(devices::Completion& c, const Task& t, const Worker& w) {
   if (sync_ == SyncMode::kBlocking) return c.wait();
-  // Fast sync: the completion flag is polled, after sleeping through most of the predicted time.
-  const std::string key = task_shape_key(t, device);
+  if (!w.polling_pays) {
+    ++blocking_no_free_core_;
+    return c.wait();
+  }
+  const std::string key = task_shape_key(t, w.name);
   const int64_t start = sync::now_ns();
+  if (chooser_.choose(key) == SyncMode::kBlocking) {
+    ++blocking_by_choice_;
+    Status status = c.wait();
+    chooser_.record(key, SyncMode::kBlocking, sync::now_ns() - start);
+    return status;
+  }
+  // Fast sync: sleep through most of the predicted time, then poll the completion flag. The sleep
+  // never reaches past the shortest completion seen for this shape.
+  const std::optional<sync::LatencyPredictor::Entry> seen = predictor_.entry(key);
+  const int64_t predicted = seen ? std::min<int64_t>(int64_t(seen->mean_ns), seen->min_ns) : 0;
   sync::WaitStats st;
   CompletionDone done(c);
   ++fast_waits_;
-  sync::fast_wait_loop(fast_params_, done, start, predictor_.predict(key).value_or(0),
-                       std::numeric_limits<int64_t>::max(), &st);
+  sync::fast_wait_loop(fast_params_, done, start, predicted, std::numeric_limits<int64_t>::max(), &st);
   if (st.fell_back) ++fast_fallbacks_;
   Status status = c.wait();  // returns at once when ready; carries a failure either way
-  predictor_.observe(key, sync::now_ns() - start);
+  const int64_t elapsed = sync::now_ns() - start;
+  // Ready at the first look after a sleep: the kernel finished some time during it, so the sleep
+  // was too long by an unknown amount; half the elapsed time unlearns it within a few waits. Seen
+  // while polling, the elapsed time is the completion to within a poll.
+  const bool overslept = st.sleeps > 0 && st.polls == 0 && !st.fell_back;
+  predictor_.observe(key, overslept ? elapsed / 2 : elapsed);
+  chooser_.record(key, SyncMode::kFast, elapsed);
   return status;
 }
 
@@ -167,6 +189,8 @@ Status RealDriver::run(const TaskGraph& g) {
   }
   stats_.fast_waits = fast_waits_.load();
   stats_.fast_fallbacks = fast_fallbacks_.load();
+  stats_.blocking_by_choice = blocking_by_choice_.load();
+  stats_.blocking_no_free_core = blocking_no_free_core_.load();
   if (first_error.ok() && finished != tasks.size()) return Internal("driver: not every task ran (a dependency cycle?)");
   return first_error;
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "runtime/sync/latency_predictor.h"
+#include "runtime/sync/protocol_choice.h"
 #include "runtime/sync/sync_mode.h"
 #include "runtime/sync/wait_policy.h"
 #include "runtime/task_graph.h"
@@ -27,6 +28,9 @@ struct DriverStats {
   std::map<std::string, double> busy_seconds;  // per device: wall time inside its tasks
   std::map<std::string, double> device_seconds;  // per device: time the device reports (modeled for the npu)
   uint64_t fast_waits = 0, fast_fallbacks = 0;    // fast sync: waits, and those that fell back to blocking
+  // With --sync fast, waits the measured choice gave the blocking protocol, and waits on devices
+  // that compute on every host core (polling them would steal the core they need): blocking.
+  uint64_t blocking_by_choice = 0, blocking_no_free_core = 0;
   uint64_t rerun_on_fallback = 0;                  // kernels a device failed that ran again on their fallback
 };
 
@@ -61,6 +65,7 @@ class RealDriver {
   struct Worker {
     std::string name;
     devices::Device* device = nullptr;  // null for "host"
+    bool polling_pays = false;  // a core is free to poll this device's flag (it does not compute on them all)
     std::deque<const Task*> queue;
     std::thread thread;
   };
@@ -71,14 +76,15 @@ class RealDriver {
     double device_seconds;
   };
   void worker_loop(Worker& w);
-  Status wait_for(devices::Completion& c, const Task& t, const std::string& device);  // by the sync mode
+  Status wait_for(devices::Completion& c, const Task& t, const Worker& w);  // by the sync mode
   double now() const;
   void record(TaskTiming t);  // appends, dropping the oldest half when full
 
   SyncMode sync_;
   sync::LatencyPredictor predictor_{1.0};  // the previous kernel of the same shape predicts the next
   sync::FastWaitParams fast_params_;
-  std::atomic<uint64_t> fast_waits_{0}, fast_fallbacks_{0};
+  sync::ProtocolChooser chooser_;  // fast or blocking per handoff class, by measurement
+  std::atomic<uint64_t> fast_waits_{0}, fast_fallbacks_{0}, blocking_by_choice_{0}, blocking_no_free_core_{0};
   std::map<std::string, std::unique_ptr<Worker>> workers_;
   std::mutex mu_;
   std::condition_variable work_cv_, done_cv_;

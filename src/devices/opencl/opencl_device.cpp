@@ -66,7 +66,7 @@ Result<std::unique_ptr<OpenclDevice>> OpenclDevice::create(std::shared_ptr<const
 
 DeviceCaps OpenclDevice::caps() const {
   const opencl::DeviceCaps& c = ops_->runtime().caps();
-  return DeviceCaps{DeviceKind::kGpu, true, c.host_unified_memory, true, c.describe()};
+  return DeviceCaps{DeviceKind::kGpu, true, c.host_unified_memory, true, c.describe(), c.is_cpu};
 }
 
 bool OpenclDevice::supports(const OpCall& call) const {
