@@ -75,7 +75,7 @@ Result<CostDb> parse(const json& j, const std::string& file) {
     const std::string where = "points[" + std::to_string(i) + "]";
     TANDEM_RETURN_IF_ERROR(need(p.is_object() && p.size() == 6, file, where, p, "{unit, out, of, in, n, seconds}"));
     const json& unit = p.contains("unit") ? p["unit"] : json();
-    TANDEM_RETURN_IF_ERROR(need(unit == "gpu" || unit == "npu", file, where + ".unit", unit, "\"gpu\" or \"npu\""));
+    TANDEM_RETURN_IF_ERROR(need(unit == "gpu" || unit == "npu" || unit == "cpu", file, where + ".unit", unit, "\"gpu\", \"npu\" or \"cpu\""));
     CostPoint c;
     c.unit = unit.get<std::string>();
     for (auto [key, dst] : {std::pair{"out", &c.out}, {"of", &c.of}, {"in", &c.in}, {"n", &c.n}}) {

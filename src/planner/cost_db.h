@@ -14,7 +14,8 @@
 namespace tandem::planner {
 
 // One latency: `out` rows of a weight [of x in] (all of it when out == of), activation [in x n],
-// on `unit` ("gpu" or "npu"). The parent matters: a unit's rate can depend on the whole weight's
+// on `unit`: the role of the device or SoC unit that ran it (runtime/device_roles.h): "gpu" (the
+// GPU's role, which the cpu takes where there is no gpu), "npu", or "cpu" (the fallback). The parent matters: a unit's rate can depend on the whole weight's
 // shape (SEEDS NPU-3), so a 416-row part of a 4096x4096 weight and of a 1024x4096 one differ.
 struct CostPoint {
   std::string unit;
@@ -28,7 +29,7 @@ struct CostDb {
   std::string weight_type = "q4_0";
   std::vector<int> standard_lengths;  // the NPU's static lengths the points cover (and 1)
   std::vector<CostPoint> points;
-  double sync_fast_s = 0;      // one GPU<->NPU handoff with fast sync
+  double sync_fast_s = 0;      // one GPU<->NPU handoff with fast sync (0: not measured, one device)
   double sync_blocking_s = 0;  // ... with a blocking wait
   double copy_bytes_per_s = 0; // host copies (padding staging when a slot has no room)
   double prepare_fixed_s = 0, prepare_per_byte_s = 0;  // NPU graph build (online-prepare)

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/device_roles.h"
 #include "runtime/real_driver.h"
 
 namespace tandem::planner {
@@ -80,26 +81,27 @@ double measure_poll() {
   return sink == 0 ? std::max(s, 1e-9) : s;
 }
 
-// One GPU -> NPU handoff under `mode`: the two-kernel graph minus each kernel alone, on the
-// RealDriver (medians of runs after a few that teach the fast protocol its prediction).
-Result<double> handoff_seconds(devices::Device& gpu, devices::Device& npu, const graph::OpCall& g_call,
-                               const graph::OpCall& n_call, SyncMode mode) {
-  RealDriver driver({{"opencl", &gpu}, {"npu", &npu}}, mode);
-  auto graph = [&](bool with_gpu, bool with_npu) {
+// One handoff from device `a` to device `b` under `mode`: the two-kernel graph minus each kernel
+// alone, on the RealDriver (medians of runs after a few that teach the fast protocol its
+// prediction).
+Result<double> handoff_seconds(devices::Device& a, devices::Device& b, const graph::OpCall& a_call, const graph::OpCall& b_call,
+                               SyncMode mode) {
+  RealDriver driver({{a.name(), &a}, {b.name(), &b}}, mode);
+  auto graph = [&](bool with_a, bool with_b) {
     TaskGraph g;
-    if (with_gpu) {
+    if (with_a) {
       Task t;
-      t.device = "opencl";
-      t.call = g_call;
-      t.label = "gpu";
+      t.device = a.name();
+      t.call = a_call;
+      t.label = a.name();
       g.add(std::move(t));
     }
-    if (with_npu) {
+    if (with_b) {
       Task t;
-      t.device = "npu";
-      t.call = n_call;
-      if (with_gpu) t.deps = {0};
-      t.label = "npu";
+      t.device = b.name();
+      t.call = b_call;
+      if (with_a) t.deps = {0};
+      t.label = b.name();
       g.add(std::move(t));
     }
     return g;
@@ -114,9 +116,15 @@ Result<double> handoff_seconds(devices::Device& gpu, devices::Device& npu, const
     return median(t);
   };
   TANDEM_ASSIGN_OR_RETURN(double both, timed(graph(true, true)));
-  TANDEM_ASSIGN_OR_RETURN(double g_only, timed(graph(true, false)));
-  TANDEM_ASSIGN_OR_RETURN(double n_only, timed(graph(false, true)));
-  return std::max(1e-7, both - g_only - n_only);
+  TANDEM_ASSIGN_OR_RETURN(double a_only, timed(graph(true, false)));
+  TANDEM_ASSIGN_OR_RETURN(double b_only, timed(graph(false, true)));
+  return std::max(1e-7, both - a_only - b_only);
+}
+
+// A static-graph device (the npu) runs a shape only once its graph is built.
+Result<devices::PrepareReport> prepare_if_static(devices::Device& d, const graph::OpCall& call) {
+  if (d.caps().dynamic_shapes) return devices::PrepareReport{true, 0.0};
+  return d.prepare(graph::GraphSpec::of(call));
 }
 
 std::string cpu_model_name() {
@@ -129,18 +137,28 @@ std::string cpu_model_name() {
 
 }  // namespace
 
-Result<DeviceProfile> profile_devices(devices::Device& gpu, devices::Device& npu, const Model& model, const ProfileSpace& space,
+Result<DeviceProfile> profile_devices(const std::vector<devices::Device*>& set, const Model& model, const ProfileSpace& space,
                                       int reps, const std::function<void(double)>& progress) {
   const auto t0 = Clock::now();
   if (space.shapes.empty()) return InvalidArgument("profile: no matmul shapes to profile");
   if (reps < 1 || reps > 100) return InvalidArgument("profile: --reps " + std::to_string(reps) + " must be in 1..100");
+  std::vector<std::pair<std::string, devices::DeviceKind>> kinds;
+  for (devices::Device* d : set) {
+    if (!d) return InvalidArgument("profile: a device of the set is not open");
+    kinds.emplace_back(d->name(), d->caps().kind);
+  }
+  TANDEM_ASSIGN_OR_RETURN(DeviceRoles roles, assign_roles(kinds, "--devices"));
   DeviceProfile out;
   CostDb& db = out.db;
   HostMeasurements& h = out.host;
-  h.gpu_name = gpu.name();
-  h.npu_name = npu.name();
   h.cpu_name = cpu_model_name();
-  db.source = "devices " + gpu.name() + "," + npu.name() + " on " + h.cpu_name;
+  std::string names;
+  for (size_t i = 0; i < set.size(); ++i) {
+    const DeviceRoles::Member& m = roles.members[i];
+    h.devices.push_back(MeasuredDevice{m.name, m.kind, m.role, devices::device_kind_name(m.kind), 0, 0});
+    names += (i ? "," : "") + m.name;
+  }
+  db.source = "devices " + names + " on " + h.cpu_name;
   db.weight_type = dtype_name(model.layers().at(0).wq.type);
   db.standard_lengths = space.standard_lengths;
   std::sort(db.standard_lengths.begin(), db.standard_lengths.end());
@@ -148,7 +166,7 @@ Result<DeviceProfile> profile_devices(devices::Device& gpu, devices::Device& npu
   for (int L : db.standard_lengths) lengths.push_back(L);
 
   const std::vector<ProfileJob> jobs = profile_jobs(space, 32);
-  std::vector<double> prep_bytes, prep_s;
+  std::vector<double> prep_bytes, prep_s;  // graph builds of the device in the NPU's role
   const size_t total = jobs.size() * lengths.size();
   size_t done = 0;
   for (const ProfileJob& j : jobs) {
@@ -158,16 +176,20 @@ Result<DeviceProfile> profile_devices(devices::Device& gpu, devices::Device& npu
       std::vector<float> x(size_t(n * j.in)), y(size_t(n * j.parent_rows));
       for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 13) - 6) * 0.05f;
       const graph::OpCall call = graph::OpCall::matmul(w, 0, j.rows, x.data(), n, j.in, y.data(), j.parent_rows);
-      TANDEM_ASSIGN_OR_RETURN(double g, time_call(gpu, call, reps));
-      TANDEM_ASSIGN_OR_RETURN(devices::PrepareReport pr, npu.prepare(graph::GraphSpec::of(call)));
-      if (!pr.cached) {
-        prep_bytes.push_back(double(n * (j.in + j.rows) * 2));
-        prep_s.push_back(pr.prepare_seconds);
+      sim::ProfilePoint point{j.rows, j.in, n, {}};
+      for (size_t i = 0; i < set.size(); ++i) {
+        devices::Device& d = *set[i];
+        const MeasuredDevice& m = h.devices[i];
+        TANDEM_ASSIGN_OR_RETURN(devices::PrepareReport pr, prepare_if_static(d, call));
+        if (!pr.cached && m.name == roles.npu) {
+          prep_bytes.push_back(double(n * (j.in + j.rows) * 2));
+          prep_s.push_back(pr.prepare_seconds);
+        }
+        TANDEM_ASSIGN_OR_RETURN(double t, time_call(d, call, reps));
+        db.add(m.role, j.rows, j.in, n, t, j.parent_rows);
+        point.seconds[m.unit] = t;
       }
-      TANDEM_ASSIGN_OR_RETURN(double np, time_call(npu, call, reps));
-      db.add("gpu", j.rows, j.in, n, g, j.parent_rows);
-      db.add("npu", j.rows, j.in, n, np, j.parent_rows);
-      if (j.rows == j.parent_rows && (n == 1 || n == lengths.back())) h.points.push_back({j.rows, j.in, n, g, np});
+      if (j.rows == j.parent_rows && (n == 1 || n == lengths.back())) h.points.push_back(point);
       if (progress) progress(double(++done) / double(total + 1));
     }
   }
@@ -189,13 +211,31 @@ Result<DeviceProfile> profile_devices(devices::Device& gpu, devices::Device& npu
   });
   const Weight* w = find_weight(model, small.parent_rows, small.in);
   std::vector<float> x(size_t(small.in), 0.01f), y1(size_t(small.parent_rows)), y2(size_t(small.parent_rows));
-  const graph::OpCall g_call = graph::OpCall::matmul(w, 0, small.rows, x.data(), 1, small.in, y1.data(), small.parent_rows);
-  const graph::OpCall n_call = graph::OpCall::matmul(w, 0, small.rows, x.data(), 1, small.in, y2.data(), small.parent_rows);
-  TANDEM_RETURN_IF_ERROR(npu.prepare(graph::GraphSpec::of(n_call)).status());
-  TANDEM_ASSIGN_OR_RETURN(h.gpu_roundtrip_s, time_call(gpu, g_call, 20, &h.gpu_submit_s));
-  TANDEM_ASSIGN_OR_RETURN(h.npu_roundtrip_s, time_call(npu, n_call, 20, &h.npu_submit_s));
-  TANDEM_ASSIGN_OR_RETURN(db.sync_fast_s, handoff_seconds(gpu, npu, g_call, n_call, SyncMode::kFast));
-  TANDEM_ASSIGN_OR_RETURN(db.sync_blocking_s, handoff_seconds(gpu, npu, g_call, n_call, SyncMode::kBlocking));
+  const graph::OpCall a_call = graph::OpCall::matmul(w, 0, small.rows, x.data(), 1, small.in, y1.data(), small.parent_rows);
+  const graph::OpCall b_call = graph::OpCall::matmul(w, 0, small.rows, x.data(), 1, small.in, y2.data(), small.parent_rows);
+  for (size_t i = 0; i < set.size(); ++i) {
+    TANDEM_RETURN_IF_ERROR(prepare_if_static(*set[i], a_call).status());
+    MeasuredDevice& m = h.devices[i];
+    TANDEM_ASSIGN_OR_RETURN(m.roundtrip_s, time_call(*set[i], a_call, 20, &m.submit_s));
+  }
+  // The handoff the runtime pays most: from the GPU's role to the NPU's (or to the fallback); with
+  // one device there is none.
+  const std::string to = roles.handoff_target();
+  if (to.empty()) {
+    h.handoff = "not measured: one device (" + names + "), no handoff between devices";
+  } else {
+    // Roles name devices of the set, whose members are in the set's order.
+    auto device_named = [&](const std::string& name) -> devices::Device& {
+      return *set[size_t(roles.find(name) - roles.members.data())];
+    };
+    devices::Device& a = device_named(roles.gpu);
+    devices::Device& b = device_named(to);
+    TANDEM_RETURN_IF_ERROR(prepare_if_static(b, b_call).status());
+    TANDEM_ASSIGN_OR_RETURN(db.sync_fast_s, handoff_seconds(a, b, a_call, b_call, SyncMode::kFast));
+    TANDEM_ASSIGN_OR_RETURN(db.sync_blocking_s, handoff_seconds(a, b, a_call, b_call, SyncMode::kBlocking));
+    h.handoff = roles.gpu + " -> " + to;
+    h.handoff_measured = true;
+  }
   h.memcpy_bytes_per_s = measure_memcpy();
   h.usleep_granularity_s = measure_usleep();
   h.poll_s = measure_poll();
@@ -208,39 +248,66 @@ Result<DeviceProfile> profile_devices(devices::Device& gpu, devices::Device& npu
 Result<std::string> host_soc_json(const DeviceProfile& p, const std::string& npu_target, const std::string& npu_dir) {
   const HostMeasurements& h = p.host;
   if (h.points.size() < 3) return InvalidArgument("host SoC: needs at least 3 whole-weight points (profile more shapes or lengths)");
+  if (h.devices.empty()) return InvalidArgument("host SoC: the profile measured no device");
   using nlohmann::json;
-  const std::string by = "measured by tandem profile --devices " + h.gpu_name + "," + h.npu_name + " on " + h.cpu_name;
+  std::string set, which;
+  for (const MeasuredDevice& d : h.devices) {
+    set += (set.empty() ? "" : ",") + d.name;
+    which += (which.empty() ? "" : "; ") + std::string("unit '") + d.unit + "' is the " + d.name + " device" +
+             (d.kind == devices::DeviceKind::kNpu ? " (the emulated " + npu_target + ": a functional model; its wall clock is what the profile points measure)"
+                                                  : std::string());
+  }
+  const std::string by = "measured by tandem profile --devices " + set + " on " + h.cpu_name;
   auto leaf = [](double v, const std::string& src) { return json{{"value", v}, {"source", src}}; };
-  double best_flops = 0;
-  for (const sim::ProfilePoint& pt : h.points) best_flops = std::max(best_flops, pt.flops() / pt.gpu_s);
   const double bw = h.memcpy_bytes_per_s;
+  json units = json::object();
+  bool has_npu = false;
+  for (const MeasuredDevice& d : h.devices) {
+    if (d.kind == devices::DeviceKind::kNpu) {
+      has_npu = true;
+      units[d.unit] = {
+          {"kind", d.unit},
+          {"target", npu_target},
+          {"dram_cap_bytes_per_s", leaf(bw, by + ": memcpy bandwidth (the emulator runs on the same cores)")},
+          {"submit_s", leaf(std::max(1e-8, d.submit_s), by + ": host time inside submit() of the smallest graph")},
+          {"blocking_wait_s", leaf(std::max(1e-7, d.roundtrip_s), by + ": the smallest graph's round trip")},
+          {"idle_w", leaf(1.0, "assumption: no power meter here; idle cores")},
+          {"order_exchange_speedup", leaf(1.0, "assumption: not measured on this machine (the npu device always runs the exchanged order)")},
+          {"naive_order_factor", leaf(1.0, "fitted (SocModel::fit_naive_order_factor) from order_exchange_speedup: 1 when the target model alone explains it")},
+          {"stack_factor", leaf(1.0, "placeholder, replaced below by the fit")},
+          {"shape_exponent", leaf(0.0, "placeholder, replaced below by the fit")}};
+      continue;
+    }
+    double best_flops = 0;
+    for (const sim::ProfilePoint& pt : h.points) best_flops = std::max(best_flops, pt.flops() / pt.seconds_on(d.unit));
+    units[d.unit] = {
+        {"kind", d.unit},
+        {"peak_flops", leaf(best_flops, by + ": no vendor peak for the " + d.name + " device; the best achieved on the profile points")},
+        {"achieved_flops", leaf(best_flops, by + ": the best FLOP rate of the " + d.name + " device over the profile points")},
+        {"kernel_fixed_s", leaf(std::max(1e-7, d.roundtrip_s), by + ": submit + blocking wait of the smallest profiled kernel")},
+        {"submit_s", leaf(std::max(1e-8, d.submit_s), by + ": host time inside submit() of the smallest kernel")},
+        {"finish_s", leaf(std::max(1e-7, d.roundtrip_s), by + ": a blocking wait, as the smallest kernel's round trip")},
+        {"dram_cap_bytes_per_s", leaf(bw, by + ": memcpy bandwidth (the " + d.name + " device is the same cores and memory)")},
+        {"active_w", leaf(15.0, "assumption: no power meter here; ~15 W for two busy desktop cores")},
+        {"idle_w", leaf(1.0, "assumption: no power meter here; idle cores")},
+        {"profile_scale", leaf(1.0, "the profile points below were measured on this machine: no scaling")}};
+  }
   json points = json::array();
-  for (const sim::ProfilePoint& pt : h.points)
-    points.push_back({{"out", pt.out}, {"in", pt.in}, {"n", pt.n}, {"gpu_us", pt.gpu_s * 1e6}, {"npu_us", pt.npu_s * 1e6}});
+  for (const sim::ProfilePoint& pt : h.points) {
+    json q = {{"out", pt.out}, {"in", pt.in}, {"n", pt.n}};
+    for (const MeasuredDevice& d : h.devices) q[d.unit + "_us"] = pt.seconds_on(d.unit) * 1e6;
+    points.push_back(q);
+  }
+  json profile = {{"source", by + ": whole weights of the model's splittable shapes at n = 1 and the largest standard length; wall "
+                                  "microseconds on each unit"},
+                  {"points", points}};
+  if (has_npu) profile["npu_target"] = npu_target;
   json j = {
       {"name", "host"},
-      {"description", "This machine as tandem's devices see it: the GPU is OpenCL (" + h.gpu_name + "), the NPU the emulated " + npu_target +
-                          " (functional model; its wall clock is what the profile points measure), on " + h.cpu_name +
-                          ". Regenerate on your machine with: tandem profile --devices opencl,npu -m MODEL -o costdb.json --soc-out data/soc/host.json"},
-      {"npu_target", npu_target},
-      {"gpu",
-       {{"peak_flops", leaf(best_flops, by + ": no vendor peak for this OpenCL device; the best achieved on the profile points")},
-        {"achieved_flops", leaf(best_flops, by + ": the best FLOP rate over the profile points")},
-        {"kernel_fixed_s", leaf(std::max(1e-7, h.gpu_roundtrip_s), by + ": submit + blocking wait of the smallest profiled kernel")},
-        {"submit_s", leaf(std::max(1e-8, h.gpu_submit_s), by + ": host time inside submit() of the smallest kernel")},
-        {"finish_s", leaf(std::max(1e-7, h.gpu_roundtrip_s), by + ": a blocking wait, as the smallest kernel's round trip")},
-        {"dram_cap_bytes_per_s", leaf(bw, by + ": memcpy bandwidth (the OpenCL device is the same cores and memory)")},
-        {"active_w", leaf(15.0, "assumption: no power meter here; ~15 W for two busy desktop cores")},
-        {"idle_w", leaf(1.0, "assumption: no power meter here; idle cores")}}},
-      {"npu",
-       {{"dram_cap_bytes_per_s", leaf(bw, by + ": memcpy bandwidth (the emulator runs on the same cores)")},
-        {"submit_s", leaf(std::max(1e-8, h.npu_submit_s), by + ": host time inside submit() of the smallest graph")},
-        {"blocking_wait_s", leaf(std::max(1e-7, h.npu_roundtrip_s), by + ": the smallest graph's round trip")},
-        {"idle_w", leaf(1.0, "assumption: no power meter here; idle cores")},
-        {"order_exchange_speedup", leaf(1.0, "assumption: not measured on this machine (the npu device always runs the exchanged order)")},
-        {"naive_order_factor", leaf(1.0, "fitted (SocModel::fit_naive_order_factor) from order_exchange_speedup: 1 when the target model alone explains it")},
-        {"stack_factor", leaf(1.0, "placeholder, replaced below by the fit")},
-        {"shape_exponent", leaf(0.0, "placeholder, replaced below by the fit")}}},
+      {"description", "This machine as tandem's devices see it, on " + h.cpu_name + ": " + which +
+                          ". Regenerate on your machine with: tandem profile --devices " + set +
+                          " -m MODEL -o costdb.json --soc-out data/soc/host.json"},
+      {"units", units},
       {"dram",
        {{"theoretical_bytes_per_s", leaf(bw, by + ": memcpy bandwidth; the theoretical peak of this machine is not known to tandem")},
         {"achievable_bytes_per_s", leaf(bw, by + ": memcpy bandwidth")},
@@ -253,17 +320,16 @@ Result<std::string> host_soc_json(const DeviceProfile& p, const std::string& npu
        {{"memcpy_bytes_per_s", leaf(bw, by + ": memcpy of 64 MiB")},
         {"active_w", leaf(7.5, "assumption: one busy desktop core")},
         {"idle_w", leaf(0.5, "assumption: one idle core")}}},
-      {"gpu_profile_scale", leaf(1.0, "the profile points below were measured on this machine: no scaling")},
-      {"profile_points",
-       {{"source", by + ": whole weights of the model's splittable shapes at n = 1 and the largest standard length; GPU and NPU wall microseconds"},
-        {"npu_target", npu_target},
-        {"points", points}}}};
-  // Fit the NPU calibration to the emulator's wall clock and write it in.
+      {"profile_points", profile}};
+  // Fit each npu unit's calibration to the emulator's wall clock and write it in.
   TANDEM_ASSIGN_OR_RETURN(sim::SocModel draft, sim::SocModel::from_json_text(j.dump(), "host.json", npu_dir));
-  TANDEM_ASSIGN_OR_RETURN(sim::NpuCalibration cal, draft.fit_npu_calibration());
-  const std::string fit = "fitted (sim/npu_calibration.h) to this file's NPU profile points against the " + npu_target + " target model";
-  j["npu"]["stack_factor"] = leaf(cal.stack_factor, fit + ": the emulator's wall clock over the modeled time");
-  j["npu"]["shape_exponent"] = leaf(cal.shape_exponent, fit);
+  for (const sim::ComputeUnit& u : draft.units) {
+    if (!u.static_graphs()) continue;
+    TANDEM_ASSIGN_OR_RETURN(sim::NpuCalibration cal, draft.fit_npu_calibration(u));
+    const std::string fit = "fitted (sim/npu_calibration.h) to this file's NPU profile points against the " + npu_target + " target model";
+    j["units"][u.name]["stack_factor"] = leaf(cal.stack_factor, fit + ": the emulator's wall clock over the modeled time");
+    j["units"][u.name]["shape_exponent"] = leaf(cal.shape_exponent, fit);
+  }
   TANDEM_RETURN_IF_ERROR(sim::SocModel::from_json_text(j.dump(), "host.json", npu_dir).status());
   return j.dump(2) + "\n";
 }

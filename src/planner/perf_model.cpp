@@ -5,7 +5,10 @@
 namespace tandem::planner {
 
 PerfModels::PerfModels(const CostDb& db) {
-  for (const CostPoint& p : db.points) (p.unit == "gpu" ? gpu_ : npu_)[key(p.out, p.in, p.of)].emplace_back(p.n, p.seconds);
+  // The solver plans the two roles; a fallback's points (unit "cpu") are in the DB for reading.
+  for (const CostPoint& p : db.points) {
+    if (p.unit == "gpu" || p.unit == "npu") (p.unit == "gpu" ? gpu_ : npu_)[key(p.out, p.in, p.of)].emplace_back(p.n, p.seconds);
+  }
   for (auto* m : {&gpu_, &npu_})
     for (auto& [shape, curve] : *m) {
       std::sort(curve.begin(), curve.end());

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "runtime/device_roles.h"
 #include "sim/sim_driver.h"
 
 namespace tandem::planner {
@@ -38,15 +39,15 @@ Task matmul_task(const Weight& w, int64_t n, const std::string& device, int64_t 
   return t;
 }
 
-// One GPU -> NPU handoff under each protocol, measured on the SimDriver (the second of two runs:
-// the fast protocol has its prediction by then).
-Result<double> handoff_seconds(const sim::SocModel& soc, SyncMode mode, const Weight& w) {
+// One handoff from unit `from` to unit `to` under each protocol, measured on the SimDriver (the
+// second of two runs: the fast protocol has its prediction by then).
+Result<double> handoff_seconds(const sim::SocModel& soc, SyncMode mode, const Weight& w, const std::string& from, const std::string& to) {
   sim::SimDriver d(soc, mode);
   TaskGraph g;
-  g.add(matmul_task(w, 1, "opencl"));
-  Task npu = matmul_task(w, 1, "npu");
-  npu.deps = {0};
-  g.add(npu);
+  g.add(matmul_task(w, 1, from));
+  Task consumer = matmul_task(w, 1, to);
+  consumer.deps = {0};
+  g.add(consumer);
   TANDEM_RETURN_IF_ERROR(d.run(g));
   const double before = d.stats().handoff_seconds;
   TANDEM_RETURN_IF_ERROR(d.run(g));
@@ -73,15 +74,19 @@ std::vector<ProfileJob> profile_jobs(const ProfileSpace& space, int64_t tile) {
 Result<CostDb> profile_soc(const sim::SocModel& soc, const ProfileSpace& space, const std::function<void(double)>& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   if (space.shapes.empty()) return InvalidArgument("profile: no matmul shapes to profile");
+  // The SoC's units by role: each point is timed on every unit and recorded under its role.
+  TANDEM_ASSIGN_OR_RETURN(DeviceRoles roles, soc.roles());
+  const sim::ComputeUnit* npu = roles.npu.empty() ? nullptr : soc.find(roles.npu);
   CostDb db;
   db.source = "soc " + soc.name;
   db.weight_type = dtype_name(space.weight_type);
   db.standard_lengths = space.standard_lengths;
   std::sort(db.standard_lengths.begin(), db.standard_lengths.end());
   db.copy_bytes_per_s = soc.host.memcpy_bytes_per_s;
-  db.prepare_fixed_s = soc.npu_target.prepare.fixed_s;
-  db.prepare_per_byte_s = soc.npu_target.prepare.per_byte_s;
-  const int64_t tile = soc.npu_target.matrix.tile_dim;
+  db.prepare_fixed_s = npu ? npu->npu.target.prepare.fixed_s : 0.0;
+  db.prepare_per_byte_s = npu ? npu->npu.target.prepare.per_byte_s : 0.0;
+  // The NPU's parts are whole tiles of its arrays (without an npu, the partitioner's 32 rows).
+  const int64_t tile = npu ? npu->npu.target.matrix.tile_dim : 32;
 
   std::vector<int64_t> lengths = {1};
   for (int L : db.standard_lengths) lengths.push_back(L);
@@ -92,17 +97,21 @@ Result<CostDb> profile_soc(const sim::SocModel& soc, const ProfileSpace& space, 
   for (const ProfileJob& j : jobs) {
     const Weight w{"profiled", space.weight_type, nullptr, j.parent_rows, j.in};
     for (int64_t n : lengths) {
-      for (auto [unit, device, u] : {std::tuple{"gpu", "opencl", sim::Unit::kGpu}, {"npu", "npu", sim::Unit::kNpu}}) {
-        TANDEM_ASSIGN_OR_RETURN(sim::TaskCost c, costs.cost(matmul_task(w, n, device, j.rows), u));
-        db.add(unit, j.rows, j.in, n, c.seconds, j.parent_rows);
+      for (const DeviceRoles::Member& m : roles.members) {
+        TANDEM_ASSIGN_OR_RETURN(sim::TaskCost c, costs.cost(matmul_task(w, n, m.name, j.rows), soc.find(m.name)));
+        db.add(m.role, j.rows, j.in, n, c.seconds, j.parent_rows);
       }
       if (progress) progress(double(++done) / double(total));
     }
   }
-  const MatmulShape& first = space.shapes.front();
-  const Weight probe{"probe", space.weight_type, nullptr, first.out, first.in};
-  TANDEM_ASSIGN_OR_RETURN(db.sync_fast_s, handoff_seconds(soc, SyncMode::kFast, probe));
-  TANDEM_ASSIGN_OR_RETURN(db.sync_blocking_s, handoff_seconds(soc, SyncMode::kBlocking, probe));
+  // The handoff the runtime pays most: the GPU's role to the NPU's (or to the fallback).
+  const std::string to = roles.handoff_target();
+  if (!to.empty()) {
+    const MatmulShape& first = space.shapes.front();
+    const Weight probe{"probe", space.weight_type, nullptr, first.out, first.in};
+    TANDEM_ASSIGN_OR_RETURN(db.sync_fast_s, handoff_seconds(soc, SyncMode::kFast, probe, roles.gpu, to));
+    TANDEM_ASSIGN_OR_RETURN(db.sync_blocking_s, handoff_seconds(soc, SyncMode::kBlocking, probe, roles.gpu, to));
+  }
   db.profile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return db;
 }

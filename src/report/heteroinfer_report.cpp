@@ -157,6 +157,13 @@ std::optional<double> paper_decode(const std::string& model) {
 
 Result<HeteroInferReport> build_heteroinfer_report(const HeteroInferReportOptions& o) {
   TANDEM_ASSIGN_OR_RETURN(sim::SocModel soc, sim::SocModel::load_named(o.soc));
+  // HeteroInfer's evaluation is of a GPU and an NPU: the SoC's units of those kinds.
+  const sim::ComputeUnit* gpu = soc.of_kind(devices::DeviceKind::kGpu);
+  const sim::ComputeUnit* npu = soc.of_kind(devices::DeviceKind::kNpu);
+  if (!gpu || !npu) {
+    return InvalidArgument("report: " + soc.file + " has no " + (gpu ? "npu" : "gpu") + " unit (units: " + soc.unit_names() +
+                           "); HeteroInfer's evaluation needs a gpu and an npu");
+  }
   if (o.prefill_lengths.empty() || o.decode_models.empty()) return InvalidArgument("report: no lengths or models to run");
   for (int n : o.prefill_lengths)
     if (n < 1 || n > 1024) return InvalidArgument("report: prefill length " + std::to_string(n) + " must be in 1..1024");
@@ -189,29 +196,30 @@ Result<HeteroInferReport> build_heteroinfer_report(const HeteroInferReportOption
 
   // --- calibration ---------------------------------------------------------------------------
   {
-    TANDEM_ASSIGN_OR_RETURN(sim::NpuCalibration fit, soc.fit_npu_calibration());
-    const sim::GpuLatencyModel& g = soc.gpu.matmul;
+    TANDEM_ASSIGN_OR_RETURN(sim::NpuCalibration fit, soc.fit_npu_calibration(*npu));
+    const sim::KernelLatencyModel& g = gpu->kernels.matmul;
     Table t({"weight", "n", "GPU measured µs", "GPU model µs", "ratio", "NPU measured µs", "NPU target model µs", "NPU calibrated µs", "ratio"});
     json pts = json::array();
     for (size_t i = 0; i < soc.profile_points.size() && i < fit.residuals.size(); ++i) {
       const sim::ProfilePoint& p = soc.profile_points[i];
+      const double gpu_s = p.seconds_on(gpu->name);
       const auto& r = fit.residuals[i];
       const double gm = g.seconds(p.weight_bytes() + p.activation_bytes(), p.flops());
-      t.row({std::to_string(p.out) + "x" + std::to_string(p.in), std::to_string(p.n), f(p.gpu_s * 1e6, 0), f(gm * 1e6, 0), f(gm / p.gpu_s, 2),
+      t.row({std::to_string(p.out) + "x" + std::to_string(p.in), std::to_string(p.n), f(gpu_s * 1e6, 0), f(gm * 1e6, 0), f(gm / gpu_s, 2),
              f(r.measured_s * 1e6, 0), f(r.model_s * 1e6, 0), f(r.calibrated_s * 1e6, 0), f(r.calibrated_s / r.measured_s, 2)});
-      pts.push_back({{"out", p.out}, {"in", p.in}, {"n", p.n}, {"gpu_measured_s", p.gpu_s}, {"gpu_model_s", gm},
+      pts.push_back({{"out", p.out}, {"in", p.in}, {"n", p.n}, {"gpu_measured_s", gpu_s}, {"gpu_model_s", gm},
                      {"npu_measured_s", r.measured_s}, {"npu_target_model_s", r.model_s}, {"npu_calibrated_s", r.calibrated_s}});
     }
     J["calibration"] = {{"gpu_fixed_s", g.fixed_s}, {"gpu_bytes_per_s", g.bytes_per_s()}, {"gpu_flops_per_s", g.flops_per_s()},
-                        {"npu_stack_factor", soc.npu.calibration.stack_factor}, {"npu_shape_exponent", soc.npu.calibration.shape_exponent},
+                        {"npu_stack_factor", npu->npu.calibration.stack_factor}, {"npu_shape_exponent", npu->npu.calibration.shape_exponent},
                         {"npu_refit_stack_factor", fit.stack_factor}, {"npu_refit_shape_exponent", fit.shape_exponent},
                         {"npu_rms_log_error", fit.rms_log_error()}, {"points", pts}};
     md << "## 1. Calibration: the model against the characterization points\n\n"
        << "The only measured operator times the models see (SEEDS Solver profile points). GPU: fixed + bytes + FLOPs fitted by least "
        << "squares (fixed " << f(g.fixed_s * 1e6, 0) << " µs — the isolated kernel's clFinish round trip, which queued kernels do not pay — "
-       << f(g.bytes_per_s() / 1e9, 1) << " GB/s, " << f(g.flops_per_s() / 1e12, 2) << " TFLOPS). NPU: the " << soc.npu_target.name
-       << " target model (arrays, TCM, DMA) times the operator library's program; the vendor stack's efficiency (" << f(soc.npu.calibration.stack_factor, 3)
-       << "x) and the NPU-3 shape penalty ((in/out)^" << f(soc.npu.calibration.shape_exponent, 3) << ") are fitted to these points "
+       << f(g.bytes_per_s() / 1e9, 1) << " GB/s, " << f(g.flops_per_s() / 1e12, 2) << " TFLOPS). NPU: the " << npu->npu.target.name
+       << " target model (arrays, TCM, DMA) times the operator library's program; the vendor stack's efficiency (" << f(npu->npu.calibration.stack_factor, 3)
+       << "x) and the NPU-3 shape penalty ((in/out)^" << f(npu->npu.calibration.shape_exponent, 3) << ") are fitted to these points "
        << "(RMS log error " << f(fit.rms_log_error(), 3) << ").\n\n"
        << t.str() << "\n";
   }
@@ -308,7 +316,7 @@ Result<HeteroInferReport> build_heteroinfer_report(const HeteroInferReportOption
     J["decode"] = rows;
     rep.files.push_back({"decode.svg", chart.svg()});
     md << "## 4. Decode (prompt " << o.decode_prompt << ", " << o.decode_gen << " tokens)\n\n![decode](decode.svg)\n\n" << t.str()
-       << "\n*Driven by:* DRAM bandwidth — the GPU's fitted byte term (" << f(soc.gpu.matmul.bytes_per_s() / 1e9, 1)
+       << "\n*Driven by:* DRAM bandwidth — the GPU's fitted byte term (" << f(gpu->kernels.matmul.bytes_per_s() / 1e9, 1)
        << " GB/s), the achievable total (" << f(soc.dram.achievable_bytes_per_s / 1e9, 1) << " GB/s) — and how fast the NPU streams "
        << "weights at n=1 (its profile points: 4096x4096 in 693 µs, ~13.6 GB/s of W4 weights), which bounds what a weight split adds.\n\n";
   }
@@ -332,10 +340,10 @@ Result<HeteroInferReport> build_heteroinfer_report(const HeteroInferReportOption
       rows.push_back({{"phase", "decode"}, {"model", m}, {"blocking", b}, {"fast", fa}, {"paper_gain", paper_gain}});
     }
     J["fast_sync"] = rows;
-    md << "## 5. Fast synchronization\n\nThe same plan with blocking waits (clFinish-like, " << f(soc.gpu.finish_s * 1e6, 0)
-       << " µs; NPU interrupt path " << f(soc.npu.blocking_wait_s * 1e6, 0) << " µs) vs the fast protocol (sleep for the predicted time "
+    md << "## 5. Fast synchronization\n\nThe same plan with blocking waits (clFinish-like, " << f(gpu->kernels.finish_s * 1e6, 0)
+       << " µs; NPU interrupt path " << f(npu->npu.blocking_wait_s * 1e6, 0) << " µs) vs the fast protocol (sleep for the predicted time "
        << "in usleep quanta of " << f(soc.sync.usleep_granularity_s * 1e6, 0) << " µs, then poll a flag).\n\n" << t.str()
-       << "\n*Driven by:* gpu.finish_s and npu.blocking_wait_s against sync.usleep_granularity_s and poll_s, times the number of "
+       << "\n*Driven by:* units.gpu.finish_s and units.npu.blocking_wait_s against sync.usleep_granularity_s and poll_s, times the number of "
        << "GPU↔NPU handoffs the plan makes (decode handoffs are per matmul, so decode gains most).\n\n";
   }
 
@@ -436,16 +444,17 @@ Result<HeteroInferReport> build_heteroinfer_report(const HeteroInferReportOption
     TANDEM_ASSIGN_OR_RETURN(auto b, R.run(base));
     struct Knob { std::string name; std::function<void(sim::SocModel&)> apply; };
     const std::vector<Knob> knobs = {
-        {"NPU stack factor +10% (slower NPU)", [](sim::SocModel& s) { s.npu.calibration.stack_factor *= 1.1; }},
-        {"NPU shape exponent +10%", [](sim::SocModel& s) { s.npu.calibration.shape_exponent *= 1.1; }},
-        {"GPU FLOP term +10% (slower compute)", [](sim::SocModel& s) { s.gpu.matmul.s_per_flop *= 1.1; }},
-        {"GPU byte term +10% (less bandwidth)", [](sim::SocModel& s) { s.gpu.matmul.s_per_byte *= 1.1; }},
+        {"NPU stack factor +10% (slower NPU)", [](sim::SocModel& s) { s.of_kind(devices::DeviceKind::kNpu)->npu.calibration.stack_factor *= 1.1; }},
+        {"NPU shape exponent +10%", [](sim::SocModel& s) { s.of_kind(devices::DeviceKind::kNpu)->npu.calibration.shape_exponent *= 1.1; }},
+        {"GPU FLOP term +10% (slower compute)", [](sim::SocModel& s) { s.of_kind(devices::DeviceKind::kGpu)->kernels.matmul.s_per_flop *= 1.1; }},
+        {"GPU byte term +10% (less bandwidth)", [](sim::SocModel& s) { s.of_kind(devices::DeviceKind::kGpu)->kernels.matmul.s_per_byte *= 1.1; }},
         {"DRAM achievable -10%", [](sim::SocModel& s) { s.dram.achievable_bytes_per_s *= 0.9; }},
         {"NPU DRAM cap -10%", [](sim::SocModel& s) {
-           s.npu.dram_cap_bytes_per_s *= 0.9;
-           s.npu_target.ddr_single_processor_bytes_per_s = s.npu.dram_cap_bytes_per_s;
+           sim::ComputeUnit::Npu& n = s.of_kind(devices::DeviceKind::kNpu)->npu;
+           n.dram_cap_bytes_per_s *= 0.9;
+           n.target.ddr_single_processor_bytes_per_s = n.dram_cap_bytes_per_s;
          }},
-        {"GPU kernel launch +10%", [](sim::SocModel& s) { s.gpu.kernel_fixed_s *= 1.1; }},
+        {"GPU kernel launch +10%", [](sim::SocModel& s) { s.of_kind(devices::DeviceKind::kGpu)->kernels.kernel_fixed_s *= 1.1; }},
         {"usleep granularity +10%", [](sim::SocModel& s) { s.sync.usleep_granularity_s *= 1.1; }},
     };
     Table t({"input moved", "prefill 256 tok/s", "decode tok/s", "energy J"});

@@ -6,39 +6,9 @@
 
 #include "devices/fault_injection.h"
 #include "devices/registry.h"
+#include "runtime/device_roles.h"
 
 namespace tandem {
-
-namespace {
-
-// Roles by kind: the npu takes the NPU's; the GPU, else the cpu, takes the GPU's (every op but a
-// split matmul); the cpu, where the GPU has the role, takes what the GPU does not support.
-Status assign_roles(const std::map<std::string, std::unique_ptr<devices::Device>>& set, PartitionOptions& p) {
-  std::string gpu, cpu, npu;
-  for (const auto& [name, d] : set) {
-    std::string* role = nullptr;
-    switch (d->caps().kind) {
-      case devices::DeviceKind::kGpu: role = &gpu; break;
-      case devices::DeviceKind::kCpu: role = &cpu; break;
-      case devices::DeviceKind::kNpu: role = &npu; break;
-    }
-    if (!role->empty()) {
-      return InvalidArgument("--devices: '" + *role + "' and '" + name + "' are both " +
-                             devices::device_kind_name(d->caps().kind) + "s (one device of each kind)");
-    }
-    *role = name;
-  }
-  if (gpu.empty() && cpu.empty()) {
-    return InvalidArgument("--devices: '" + npu + "' runs static graphs only; add a device that runs any shape (cpu or opencl)");
-  }
-  p.gpu = gpu.empty() ? cpu : gpu;
-  p.npu = npu;
-  p.fallbacks.clear();
-  if (!cpu.empty() && cpu != p.gpu) p.fallbacks.push_back(cpu);
-  return Status::Ok();
-}
-
-}  // namespace
 
 Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<const Model> model, HeteroOptions o) {
   if (!model) return InvalidArgument("forward: no model");
@@ -64,7 +34,10 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   for (const std::string& name : names) {
     TANDEM_ASSIGN_OR_RETURN(opened[name], devices::open_device(name, model, o.n_threads));
   }
-  TANDEM_RETURN_IF_ERROR(assign_roles(opened, o.partition));
+  std::vector<std::pair<std::string, devices::DeviceKind>> kinds;
+  for (const auto& [name, d] : opened) kinds.emplace_back(name, d->caps().kind);
+  TANDEM_ASSIGN_OR_RETURN(DeviceRoles roles, assign_roles(kinds, "--devices"));
+  roles.apply_to(o.partition);
   // Fast sync: one cache line per device for the completion flag its kernels raise.
   const size_t flags = h->memory_.reserve("completion flags [device x 64 B]", names.size() * MemoryPool::kAlignment);
   TANDEM_RETURN_IF_ERROR(h->memory_.allocate());

@@ -44,20 +44,22 @@ double NpuCalibration::rms_log_error() const {
   return std::sqrt(sum / double(residuals.size()));
 }
 
-Result<NpuCalibration> fit_npu_calibration(const std::vector<ProfilePoint>& points, const npu::TargetModel& target) {
+Result<NpuCalibration> fit_npu_calibration(const std::vector<ProfilePoint>& points, const std::string& unit,
+                                           const npu::TargetModel& target) {
   NpuCalibration c;
   // Linear least squares in (log a, b): log(measured / model) = log a + b * log max(1, in/out).
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const ProfilePoint& p : points) {
-    if (!(p.npu_s > 0)) continue;
+    const double measured = p.seconds_on(unit);
+    if (!(measured > 0)) continue;
     TANDEM_ASSIGN_OR_RETURN(double model, npu_model_seconds(target, p.out, p.in, p.n));
     if (!(model > 0)) return Internal("npu calibration: the target model timed a profile point at 0 s");
     const double x = std::log(std::max(1.0, double(p.in) / double(p.out)));
-    const double y = std::log(p.npu_s / model);
+    const double y = std::log(measured / model);
     n += 1; sx += x; sy += y; sxx += x * x; sxy += x * y;
-    c.residuals.push_back({p.out, p.in, p.n, p.npu_s, model, 0});
+    c.residuals.push_back({p.out, p.in, p.n, measured, model, 0});
   }
-  if (n == 0) return InvalidArgument("npu calibration: no profile point has an NPU time");
+  if (n == 0) return InvalidArgument("npu calibration: no profile point has a time on " + unit);
   const double var = sxx - sx * sx / n;
   if (var > 1e-12) c.shape_exponent = (sxy - sx * sy / n) / var;
   // A negative exponent would reward wide weights; NPU-3 only ever penalizes them, so the fit is

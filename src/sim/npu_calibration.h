@@ -48,8 +48,9 @@ struct NpuCalibration {
 // target's naive-order programs so the whole ratio is the measured one.
 Result<double> fit_naive_order_factor(const npu::TargetModel& target, int64_t out, int64_t in, int64_t n, double measured_speedup);
 
-// Errors when there is no point with an NPU time. Without a point where in > out the shape
-// exponent stays 0 (nothing measured it).
-Result<NpuCalibration> fit_npu_calibration(const std::vector<ProfilePoint>& points, const npu::TargetModel& target);
+// Fitted to the points' times on `unit`. Errors when no point has a time there. Without a point
+// where in > out the shape exponent stays 0 (nothing measured it).
+Result<NpuCalibration> fit_npu_calibration(const std::vector<ProfilePoint>& points, const std::string& unit,
+                                           const npu::TargetModel& target);
 
 }  // namespace tandem::sim

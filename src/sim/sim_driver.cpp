@@ -14,39 +14,52 @@ int64_t to_ns(double s) { return int64_t(std::llround(s * 1e9)); }
 
 SimDriver::SimDriver(const SocModel& soc, SyncMode sync) : soc_(soc), sync_(sync), costs_(soc) {
   fast_params_.sleep_granularity_ns = to_ns(soc.sync.usleep_granularity_s);
-  for (const char* name : {"gpu", "npu", "host", "sync", "phase"}) tracks_[name] = trace_.add_track(name);
+  for (const ComputeUnit& u : soc.units) names_.push_back(u.name);
+  host_ = names_.size();
+  names_.push_back("host");
+  unit_free_at_.assign(names_.size(), 0.0);
+  model_energy_.assign(names_.size(), 0.0);
+  for (const std::string& name : names_) tracks_[name] = trace_.add_track(name);
+  for (const char* name : {"sync", "phase"}) tracks_[name] = trace_.add_track(name);
 }
 
-void SimDriver::record(Unit unit, const std::string& name, double start, double end, const char* category) {
-  trace_.complete(tracks_.at(unit_name(unit)), name, category, to_ns(start), std::max<int64_t>(0, to_ns(end) - to_ns(start)));
+Result<size_t> SimDriver::queue_of(const std::string& device) const {
+  if (device == "host") return host_;
+  return soc_.unit_for_device(device);
 }
 
-void SimDriver::charge_prepare(double seconds, const std::string& what) {
-  double& free_at = unit_free_at_[int(Unit::kNpu)];
+void SimDriver::record(size_t unit, const std::string& name, double start, double end, const char* category) {
+  trace_.complete(tracks_.at(names_[unit]), name, category, to_ns(start), std::max<int64_t>(0, to_ns(end) - to_ns(start)));
+}
+
+Status SimDriver::charge_prepare(const std::string& device, double seconds, const std::string& what) {
+  TANDEM_ASSIGN_OR_RETURN(size_t q, queue_of(device));
+  double& free_at = unit_free_at_[q];
   const double start = std::max(free_at, now_);
   free_at = start + seconds;
   stats_.runtime_prepare_seconds += seconds;
-  stats_.busy_seconds["npu"] += seconds;
-  record(Unit::kNpu, "prepare " + what, start, free_at, "prepare");
+  stats_.busy_seconds[names_[q]] += seconds;
+  record(q, "prepare " + what, start, free_at, "prepare");
+  return Status::Ok();
 }
 
 void SimDriver::mark_phase(const std::string& name, double start_s) {
   trace_.complete(tracks_.at("phase"), name, "phase", to_ns(start_s), std::max<int64_t>(0, to_ns(now_) - to_ns(start_s)));
 }
 
-double SimDriver::handoff_delay(const Task& producer, Unit pu, double start, double end, Unit cu) {
+double SimDriver::handoff_delay(const Task& producer, size_t pu, double start, double end, size_t cu) {
   // The host thread that did a host step knows at once; it still submits the consumer.
-  const double submit = cu == Unit::kGpu ? soc_.gpu.submit_s : cu == Unit::kNpu ? soc_.npu.submit_s : 0.0;
-  if (pu == Unit::kHost) return submit;
+  const double submit = cu == host_ ? 0.0 : unit_at(cu)->submit_s();
+  if (pu == host_) return submit;
   sync::ReplayCosts c;
   c.sleep_overshoot_ns = to_ns(soc_.sync.usleep_granularity_s);
   c.poll_interval_ns = std::max<int64_t>(1, to_ns(soc_.sync.poll_s));
-  c.block_wake_ns = to_ns(pu == Unit::kGpu ? soc_.gpu.finish_s : soc_.npu.blocking_wait_s);
+  c.block_wake_ns = to_ns(unit_at(pu)->blocking_wait_s());
   // The flag (or the event a blocking wait sleeps on) is raised a little after the output.
   const int64_t actual = to_ns(end - start + soc_.sync.flag_write_s);
   sync::ReplayResult r;
   if (sync_ == SyncMode::kFast) {
-    const std::string key = task_shape_key(producer, unit_name(pu));
+    const std::string key = task_shape_key(producer, names_[pu]);
     const int64_t predicted = int64_t(predictor_.predict(key).value_or(0));
     r = sync::replay_fast_wait(fast_params_, predicted, actual, c);
     predictor_.observe(key, actual);
@@ -87,37 +100,38 @@ Status SimDriver::run(const TaskGraph& g) {
   TANDEM_RETURN_IF_ERROR(g.verify());
   const std::vector<Task>& tasks = g.tasks();
   const size_t n = tasks.size();
-  std::vector<Unit> unit(n);
+  std::vector<size_t> unit(n);
   std::vector<TaskCost> cost(n);
   std::vector<int> waiting(n);
   std::vector<std::vector<int>> dependents(n);
   std::vector<double> ready_at(n, now_), started(n, 0), ended(n, 0);
   for (const Task& t : tasks) {
-    TANDEM_ASSIGN_OR_RETURN(unit[size_t(t.id)], unit_of_device(t.device));
-    TANDEM_ASSIGN_OR_RETURN(cost[size_t(t.id)], costs_.cost(t, unit[size_t(t.id)]));
+    TANDEM_ASSIGN_OR_RETURN(unit[size_t(t.id)], queue_of(t.device));
+    TANDEM_ASSIGN_OR_RETURN(cost[size_t(t.id)], costs_.cost(t, unit_at(unit[size_t(t.id)])));
     waiting[size_t(t.id)] = int(t.deps.size());
     for (int d : t.deps) dependents[size_t(d)].push_back(t.id);
   }
   // Per unit: tasks whose dependencies are done, by (ready time, id).
-  std::vector<std::vector<int>> queued(3);
+  const size_t units = names_.size();
+  std::vector<std::vector<int>> queued(units);
   for (const Task& t : tasks)
-    if (waiting[size_t(t.id)] == 0) queued[size_t(unit[size_t(t.id)])].push_back(t.id);
+    if (waiting[size_t(t.id)] == 0) queued[unit[size_t(t.id)]].push_back(t.id);
   std::vector<Running> running;
   size_t finished = 0;
   while (finished < n) {
     // Start what can start now on every idle unit.
-    for (int u = 0; u < 3; ++u) {
-      const bool busy = std::any_of(running.begin(), running.end(), [&](const Running& r) { return int(r.unit) == u; });
-      if (busy || queued[size_t(u)].empty() || unit_free_at_[u] > now_) continue;
-      auto best = std::min_element(queued[size_t(u)].begin(), queued[size_t(u)].end(), [&](int a, int b) {
+    for (size_t u = 0; u < units; ++u) {
+      const bool busy = std::any_of(running.begin(), running.end(), [&](const Running& r) { return r.unit == u; });
+      if (busy || queued[u].empty() || unit_free_at_[u] > now_) continue;
+      auto best = std::min_element(queued[u].begin(), queued[u].end(), [&](int a, int b) {
         return ready_at[size_t(a)] != ready_at[size_t(b)] ? ready_at[size_t(a)] < ready_at[size_t(b)] : a < b;
       });
       if (ready_at[size_t(*best)] > now_) continue;
       const int id = *best;
-      queued[size_t(u)].erase(best);
+      queued[u].erase(best);
       const TaskCost& c = cost[size_t(id)];
       started[size_t(id)] = now_;
-      running.push_back(Running{id, Unit(u), now_, 1.0, c.seconds, c.seconds > 0 ? c.dram_bytes / c.seconds : 0.0});
+      running.push_back(Running{id, u, now_, 1.0, c.seconds, c.seconds > 0 ? c.dram_bytes / c.seconds : 0.0});
     }
     // The next event: a running task finishes, or a queued task becomes ready on an idle unit.
     const std::vector<double> factor = bandwidth_factors(running);
@@ -128,10 +142,10 @@ Status SimDriver::run(const TaskGraph& g) {
       ends[i] = r.alone <= 0 ? now_ : now_ + r.remaining * r.alone / factor[i];
       next = std::min(next, ends[i]);
     }
-    for (int u = 0; u < 3; ++u) {
-      const bool busy = std::any_of(running.begin(), running.end(), [&](const Running& r) { return int(r.unit) == u; });
+    for (size_t u = 0; u < units; ++u) {
+      const bool busy = std::any_of(running.begin(), running.end(), [&](const Running& r) { return r.unit == u; });
       if (busy) continue;
-      for (int id : queued[size_t(u)]) next = std::min(next, std::max({ready_at[size_t(id)], unit_free_at_[u], now_}));
+      for (int id : queued[u]) next = std::min(next, std::max({ready_at[size_t(id)], unit_free_at_[u], now_}));
     }
     if (!std::isfinite(next)) return Internal("simulator: no task can run (a dependency cycle?)");
     // Advance to it.
@@ -157,13 +171,15 @@ Status SimDriver::run(const TaskGraph& g) {
       ++finished;
       ++stats_.tasks;
       stats_.dram_bytes += cost[size_t(id)].dram_bytes;
-      stats_.busy_seconds[unit_name(r.unit)] += now_ - r.start;
+      stats_.busy_seconds[names_[r.unit]] += now_ - r.start;
       stats_.npu_energy_j += cost[size_t(id)].npu_energy_j;
-      if (r.unit != Unit::kNpu) gpu_host_bytes_ += cost[size_t(id)].dram_bytes;
-      if (r.unit == Unit::kHost) stats_.host_active_seconds += now_ - r.start;
+      model_energy_[r.unit] += cost[size_t(id)].npu_energy_j;
+      const ComputeUnit* ru = unit_at(r.unit);
+      if (!ru || !ru->static_graphs()) dram_energy_bytes_ += cost[size_t(id)].dram_bytes;
+      if (r.unit == host_) stats_.host_active_seconds += now_ - r.start;
       record(r.unit, t.label, r.start, now_, "kernel");
       for (int next_id : dependents[size_t(id)]) {
-        const Unit cu = unit[size_t(next_id)];
+        const size_t cu = unit[size_t(next_id)];
         double at = now_;
         if (cu != r.unit) {
           const double delay = handoff_delay(t, r.unit, r.start, now_, cu);
@@ -173,7 +189,7 @@ Status SimDriver::run(const TaskGraph& g) {
           at += delay;
         }
         ready_at[size_t(next_id)] = std::max(ready_at[size_t(next_id)], at);
-        if (--waiting[size_t(next_id)] == 0) queued[size_t(cu)].push_back(next_id);
+        if (--waiting[size_t(next_id)] == 0) queued[cu].push_back(next_id);
       }
       running.erase(running.begin() + std::ptrdiff_t(i));
     }
@@ -182,18 +198,25 @@ Status SimDriver::run(const TaskGraph& g) {
 }
 
 double SimDriver::energy_joules() const {
-  auto busy = [&](const char* u) {
+  auto busy = [&](const std::string& u) {
     auto it = stats_.busy_seconds.find(u);
     return it == stats_.busy_seconds.end() ? 0.0 : it->second;
   };
   const double T = now_;
-  const double gpu_busy = busy("gpu"), npu_busy = busy("npu");
+  double e = 0;
+  for (size_t q = 0; q < host_; ++q) {
+    const ComputeUnit& u = soc_.units[q];
+    const double b = busy(u.name);
+    if (u.static_graphs()) {
+      e += model_energy_[q] + u.npu.idle_w * std::max(0.0, T - b);
+    } else {
+      e += u.kernels.active_w * b + u.kernels.idle_w * std::max(0.0, T - b);
+    }
+  }
   const double host_active = std::min(T, stats_.host_active_seconds);
-  double e = soc_.gpu.active_w * gpu_busy + soc_.gpu.idle_w * std::max(0.0, T - gpu_busy);
-  e += stats_.npu_energy_j + soc_.npu.idle_w * std::max(0.0, T - npu_busy);
   e += soc_.host.active_w * host_active + soc_.host.idle_w * (T - host_active);
-  // NPU DMA traffic is in its own energy; the GPU's and host's go through DRAM here.
-  e += soc_.dram.pj_per_byte * 1e-12 * gpu_host_bytes_;
+  // An npu's DMA traffic is in its own energy; the other units' and the host's go through DRAM here.
+  e += soc_.dram.pj_per_byte * 1e-12 * dram_energy_bytes_;
   return e;
 }
 

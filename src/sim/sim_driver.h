@@ -3,9 +3,11 @@
 // and SoC give the same timeline, bit for bit.
 //
 // The machine it models (HeteroInfer's engine on a phone):
-//   - one in-order queue per unit (GPU, NPU, host): a unit runs one task at a time, in the order
-//     tasks became ready (ties by task id). Kernels on one unit follow each other with no sync,
-//     as a GPU queue enqueued ahead does.
+//   - one in-order queue per unit of the SoC (its compute units, sim/soc_model.h, and the host):
+//     a unit runs one task at a time, in the order tasks became ready (ties by task id). Kernels
+//     on one unit follow each other with no sync, as a GPU queue enqueued ahead does. A task runs
+//     on the unit its device maps to (SocModel::unit_for_device); a device the SoC has no unit
+//     for is an error naming it.
 //   - a dependency across units is a handoff: the host learns the producer finished by the sync
 //     protocol — fast (sleep for the predicted time in usleep quanta, then poll the flag; the
 //     prediction is the previous kernel of the same shape) or blocking (clFinish-like wait and its
@@ -14,8 +16,9 @@
 //   - DRAM bandwidth is shared: a task alone moves its bytes at bytes/duration; when concurrent
 //     tasks ask for more than the achievable total, it is divided max-min fairly and every task
 //     slows by the share it lost (a fluid model, recomputed at every start and finish).
-//   - energy: GPU and host active/idle power over their busy time, the NPU's own cost model per
-//     task plus its idle power, DRAM energy per byte moved by the GPU and host.
+//   - energy: each gpu/cpu unit's and the host's active/idle power over their busy time, each npu
+//     unit's own cost model per task plus its idle power, DRAM energy per byte moved by the units
+//     other than npus and by the host.
 #pragma once
 
 #include <map>
@@ -35,8 +38,8 @@ namespace tandem::sim {
 struct SimStats {
   uint64_t tasks = 0;
   double dram_bytes = 0;
-  std::map<std::string, double> busy_seconds;  // per unit ("gpu", "npu", "host")
-  double npu_energy_j = 0;
+  std::map<std::string, double> busy_seconds;  // per unit, by name ("gpu", "npu", "host", ...)
+  double npu_energy_j = 0;  // the npu units' own cost models, summed
   double host_active_seconds = 0;  // polling, submitting, copying
   double handoff_seconds = 0;      // producer finished -> consumer submitted, summed over handoffs
   uint64_t handoffs = 0, fast_fallbacks = 0;
@@ -49,8 +52,9 @@ class SimDriver {
 
   // Runs the graph from the current virtual time (when the previous graph ended).
   Status run(const TaskGraph& g);
-  // The NPU builds a graph at run time (online-prepare): it is busy for `seconds` from now.
-  void charge_prepare(double seconds, const std::string& what);
+  // A unit builds a graph at run time (online-prepare): the unit that runs `device` is busy for
+  // `seconds` from now.
+  Status charge_prepare(const std::string& device, double seconds, const std::string& what);
   // A named span on the phase track of the trace (prefill, decode) from `start_s` to now.
   void mark_phase(const std::string& name, double start_s);
 
@@ -62,14 +66,17 @@ class SimDriver {
   TaskCostModel& costs() { return costs_; }
 
  private:
+  // Queues: 0..units-1 the SoC's compute units (in its order), then the host.
   struct Running {
     int task;
-    Unit unit;
+    size_t unit;
     double start, remaining, alone, demand;  // remaining: fraction of the work left
   };
-  double handoff_delay(const Task& producer, Unit producer_unit, double start, double end, Unit consumer_unit);
+  Result<size_t> queue_of(const std::string& device) const;
+  const ComputeUnit* unit_at(size_t q) const { return q < host_ ? &soc_.units[q] : nullptr; }
+  double handoff_delay(const Task& producer, size_t producer_unit, double start, double end, size_t consumer_unit);
   std::vector<double> bandwidth_factors(const std::vector<Running>& running) const;
-  void record(Unit unit, const std::string& name, double start, double end, const char* category);
+  void record(size_t unit, const std::string& name, double start, double end, const char* category);
 
   const SocModel& soc_;
   SyncMode sync_;
@@ -77,8 +84,11 @@ class SimDriver {
   sync::LatencyPredictor predictor_{1.0};
   sync::FastWaitParams fast_params_;
   double now_ = 0;
-  double gpu_host_bytes_ = 0;  // DRAM traffic whose energy the NPU's own model does not count
-  double unit_free_at_[3] = {0, 0, 0};
+  double dram_energy_bytes_ = 0;  // DRAM traffic whose energy no npu's own model counts
+  size_t host_ = 0;                   // the host's queue
+  std::vector<std::string> names_;    // per queue
+  std::vector<double> unit_free_at_;  // per queue
+  std::vector<double> model_energy_;  // per queue: the npu units' own cost models
   SimStats stats_;
   trace::VirtualClock clock_;
   trace::TraceRecorder trace_{&clock_, "tandem SimDriver"};

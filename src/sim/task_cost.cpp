@@ -12,22 +12,6 @@ namespace tandem::sim {
 using graph::OpCall;
 using graph::OpKind;
 
-const char* unit_name(Unit u) {
-  switch (u) {
-    case Unit::kGpu: return "gpu";
-    case Unit::kNpu: return "npu";
-    case Unit::kHost: return "host";
-  }
-  return "?";
-}
-
-Result<Unit> unit_of_device(const std::string& d) {
-  if (d == "opencl" || d == "gpu") return Unit::kGpu;
-  if (d == "npu") return Unit::kNpu;
-  if (d == "host" || d == "cpu") return Unit::kHost;
-  return InvalidArgument("simulator: no modeled unit for device '" + d + "' (opencl/gpu, npu, host)");
-}
-
 void TaskCostModel::traffic(const OpCall& c, double* bytes, double* flops) {
   constexpr double kAct = 2.0;  // fp16 activations and KV on the phone
   const double m = double(c.out.rows), cols = double(c.out.cols);
@@ -105,17 +89,19 @@ SharedNpuTimings& shared_npu_timings() {
 
 }  // namespace
 
-Result<TaskCost> TaskCostModel::npu_cost(const OpCall& c) {
+Result<TaskCost> TaskCostModel::npu_cost(const OpCall& c, const ComputeUnit& unit) {
   // By shape, not by weight name: every decoder layer's q projection costs the same.
-  const std::string key = std::string(graph::op_kind_name(c.kind)) + ":" +
-                          (c.weight ? std::string(dtype_name(c.weight->type)) : std::string("-")) + ":" +
-                          std::to_string(c.weight ? c.row_end - c.row_begin : 0) + "x" + std::to_string(c.weight ? c.weight->cols : 0) +
-                          ":m" + std::to_string(c.out.rows) + ":c" + std::to_string(c.out.cols);
+  const std::string shape = std::string(graph::op_kind_name(c.kind)) + ":" +
+                            (c.weight ? std::string(dtype_name(c.weight->type)) : std::string("-")) + ":" +
+                            std::to_string(c.weight ? c.row_end - c.row_begin : 0) + "x" + std::to_string(c.weight ? c.weight->cols : 0) +
+                            ":m" + std::to_string(c.out.rows) + ":c" + std::to_string(c.out.cols);
+  const std::string key = unit.name + "|" + shape;
   if (auto it = npu_cache_.find(key); it != npu_cache_.end()) return it->second;
-  const npu::TargetModel& t = soc_.npu_target;
-  if (target_fingerprint_.empty()) target_fingerprint_ = t.fingerprint();
+  const npu::TargetModel& t = unit.npu.target;
+  std::string& fingerprint = target_fingerprints_[unit.name];
+  if (fingerprint.empty()) fingerprint = t.fingerprint();
   const std::string shared_key =
-      target_fingerprint_ + "|" + (npu_order_ == npu::oplib::MatmulOrder::kWeightStationary ? "naive" : "exchanged") + "|" + key;
+      fingerprint + "|" + (npu_order_ == npu::oplib::MatmulOrder::kWeightStationary ? "naive" : "exchanged") + "|" + shape;
   TaskCost raw;
   bool have_raw = false;
   {
@@ -127,7 +113,7 @@ Result<TaskCost> TaskCostModel::npu_cost(const OpCall& c) {
     }
   }
   if (!have_raw) {
-    TANDEM_ASSIGN_OR_RETURN(raw, npu_raw_cost(c));
+    TANDEM_ASSIGN_OR_RETURN(raw, npu_raw_cost(c, t));
     SharedNpuTimings& shared = shared_npu_timings();
     std::lock_guard<std::mutex> lock(shared.mu);
     shared.by_key.emplace(shared_key, raw);
@@ -138,8 +124,9 @@ Result<TaskCost> TaskCostModel::npu_cost(const OpCall& c) {
     // the paper splits FFN-down by rows to spread that slow shape over both units, so a row part
     // keeps its weight's per-FLOP rate. The vendor stack's extra time runs the NPU island at its
     // static power.
-    double scaled = raw.seconds * soc_.npu.calibration.factor(c.weight->rows, c.weight->cols);
-    if (npu_order_ == npu::oplib::MatmulOrder::kWeightStationary) scaled *= soc_.npu.calibration.naive_order_factor;
+    const NpuCalibration& cal = unit.npu.calibration;
+    double scaled = raw.seconds * cal.factor(c.weight->rows, c.weight->cols);
+    if (npu_order_ == npu::oplib::MatmulOrder::kWeightStationary) scaled *= cal.naive_order_factor;
     cost.npu_energy_j += (scaled - raw.seconds) * t.power.static_w;
     cost.seconds = scaled;
   }
@@ -147,8 +134,7 @@ Result<TaskCost> TaskCostModel::npu_cost(const OpCall& c) {
   return cost;
 }
 
-Result<TaskCost> TaskCostModel::npu_raw_cost(const OpCall& c) {
-  const npu::TargetModel& t = soc_.npu_target;
+Result<TaskCost> TaskCostModel::npu_raw_cost(const OpCall& c, const npu::TargetModel& t) {
   npu::Program program;
   if (c.kind == OpKind::kMatmul) {
     npu::oplib::MatmulSpec s;
@@ -177,7 +163,7 @@ Result<TaskCost> TaskCostModel::npu_raw_cost(const OpCall& c) {
   return cost;
 }
 
-Result<TaskCost> TaskCostModel::cost(const Task& task, Unit unit) {
+Result<TaskCost> TaskCostModel::cost(const Task& task, const ComputeUnit* unit) {
   TaskCost c;
   if (task.host_step) {
     c.dram_bytes = 2.0 * double(task.host_bytes);  // read and write
@@ -185,30 +171,26 @@ Result<TaskCost> TaskCostModel::cost(const Task& task, Unit unit) {
     return c;
   }
   if (!task.call) return InvalidArgument("simulator: task " + std::to_string(task.id) + " has no work");
+  if (!unit) {
+    return Unsupported("simulator: task " + task.label + " is a kernel on the host; " + soc_.name + " runs kernels on its units (" +
+                       soc_.unit_names() + ")");
+  }
   const OpCall& call = *task.call;
+  if (unit->static_graphs()) {
+    auto r = npu_cost(call, *unit);
+    if (!r.ok()) return Status(r.status().code(), task.label + ": " + r.status().message());
+    return *r;
+  }
   double bytes = 0, flops = 0;
   traffic(call, &bytes, &flops);
-  switch (unit) {
-    case Unit::kGpu: {
-      const auto& g = soc_.gpu;
-      // A profile point times one kernel alone, launch to clFinish: the fit's fixed term (~0.28 ms
-      // on the 8 Gen 3) is that round trip (SEEDS GPU-2: clFinish ~0.4 ms). In a queue of kernels
-      // each pays only its launch; the wait for the GPU is charged by the sync protocol.
-      c.seconds = call.kind == OpKind::kMatmul
-                      ? g.kernel_fixed_s + bytes * g.matmul.s_per_byte + flops * g.matmul.s_per_flop
-                      : g.op_seconds(bytes, flops);
-      c.dram_bytes = bytes;
-      c.flops = flops;
-      return c;
-    }
-    case Unit::kNpu: {
-      auto r = npu_cost(call);
-      if (!r.ok()) return Status(r.status().code(), task.label + ": " + r.status().message());
-      return *r;
-    }
-    case Unit::kHost:
-      return Unsupported("simulator: task " + task.label + " is a kernel on the host; the modeled SoC runs kernels on the GPU and NPU");
-  }
+  const ComputeUnit::Kernels& g = unit->kernels;
+  // A profile point times one kernel alone, launch to clFinish: the fit's fixed term (~0.28 ms on
+  // the 8 Gen 3's GPU) is that round trip (SEEDS GPU-2: clFinish ~0.4 ms). In a queue of kernels
+  // each pays only its launch; the wait for the unit is charged by the sync protocol.
+  c.seconds = call.kind == OpKind::kMatmul ? g.kernel_fixed_s + bytes * g.matmul.s_per_byte + flops * g.matmul.s_per_flop
+                                           : g.op_seconds(bytes, flops);
+  c.dram_bytes = bytes;
+  c.flops = flops;
   return c;
 }
 

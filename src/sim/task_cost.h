@@ -3,15 +3,16 @@
 // NPU, the energy its own cost model reports.
 //
 // On the phone activations and the KV cache are fp16 (W4A16), so byte counts use 2-byte
-// activations whatever the host buffers hold; weights count in their stored type.
-//   GPU matmul       kernel_fixed_s + the SoC's fitted latency model's byte and FLOP terms (SEEDS
+// activations whatever the host buffers hold; weights count in their stored type. By the unit's
+// kind (sim/soc_model.h), with the unit's own numbers:
+//   gpu/cpu matmul   kernel_fixed_s + the unit's fitted latency model's byte and FLOP terms (SEEDS
 //                    GPU-1); the fit's fixed term is the isolated kernel's clFinish round trip
 //                    (GPU-2), which a queued kernel does not pay
-//   GPU other ops    kernel_fixed_s + bytes / GPU DRAM cap + FLOPs / achieved FLOPS
-//   NPU matmul       the npu::TargetModel cost model (the operator library's program for that
-//                    static shape, timed by the Executor, as the npu device reports it) scaled by
-//                    the SoC's NPU calibration (stack efficiency, NPU-3 shape penalty)
-//   NPU rmsnorm/     the target model alone (the profile points measure matmuls only)
+//   gpu/cpu others   kernel_fixed_s + bytes / the unit's DRAM cap + FLOPs / achieved FLOPS
+//   npu matmul       the unit's npu::TargetModel cost model (the operator library's program for
+//                    that static shape, timed by the Executor, as the npu device reports it)
+//                    scaled by the unit's calibration (stack efficiency, NPU-3 shape penalty)
+//   npu rmsnorm/     the target model alone (the profile points measure matmuls only)
 //   swiglu/add
 //   host steps       bytes / the host's memcpy bandwidth
 #pragma once
@@ -25,11 +26,6 @@
 
 namespace tandem::sim {
 
-enum class Unit { kGpu, kNpu, kHost };
-const char* unit_name(Unit u);
-// Which modeled unit runs a task of this device name ("opencl"/"gpu", "npu", "host"/"cpu").
-Result<Unit> unit_of_device(const std::string& device);
-
 struct TaskCost {
   double seconds = 0;     // alone, without DRAM contention
   double dram_bytes = 0;  // traffic through DRAM
@@ -42,19 +38,20 @@ class TaskCostModel {
   explicit TaskCostModel(const SocModel& soc) : soc_(soc) {}
   // kWeightStationary: matmuls without the order exchange (SEEDS NPU-2), for the ablation's "naive NPU".
   void set_npu_order(npu::oplib::MatmulOrder order) { npu_order_ = order; npu_cache_.clear(); }
-  // Errors name the task when the unit cannot run its op (rope on the NPU, ...).
-  Result<TaskCost> cost(const Task& task, Unit unit);
+  // `unit`: one of the SoC's units, or null for the host (host steps only). Errors name the task
+  // when the unit cannot run its op (rope on the NPU, a kernel on the host, ...).
+  Result<TaskCost> cost(const Task& task, const ComputeUnit* unit);
   // Bytes and FLOPs of an op at fp16 activations (shared by every unit).
   static void traffic(const graph::OpCall& call, double* bytes, double* flops);
   size_t npu_programs_timed() const { return npu_cache_.size(); }
 
  private:
-  Result<TaskCost> npu_cost(const graph::OpCall& call);      // calibrated, cached
-  Result<TaskCost> npu_raw_cost(const graph::OpCall& call);  // the target model alone
+  Result<TaskCost> npu_cost(const graph::OpCall& call, const ComputeUnit& unit);  // calibrated, cached
+  Result<TaskCost> npu_raw_cost(const graph::OpCall& call, const npu::TargetModel& target);  // the target model alone
   const SocModel& soc_;
   npu::oplib::MatmulOrder npu_order_ = npu::oplib::MatmulOrder::kActivationStationary;
-  std::string target_fingerprint_;
-  std::map<std::string, TaskCost> npu_cache_;  // by static shape: timing a program is not free
+  std::map<std::string, std::string> target_fingerprints_;  // by unit
+  std::map<std::string, TaskCost> npu_cache_;  // by unit and static shape: timing a program is not free
 };
 
 }  // namespace tandem::sim

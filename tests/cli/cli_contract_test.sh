@@ -109,7 +109,12 @@ check "host soc written" grep -q '"name": "host"' "$WORK/host.json"
 check "host cost db from devices" grep -q '"source": "devices opencl,npu' "$WORK/hostdb.json"
 check "profile --devices needs weights" one_line_error "need weights" "$TANDEM" profile --devices opencl,npu --model-preset llama3-8b -o "$WORK/x.json"
 check "profile --soc-out needs devices" one_line_error "--soc-out: needs --devices" "$TANDEM" profile --soc sd8gen3 -m "$M" -o "$WORK/x.json" --soc-out "$WORK/y.json"
-check "profile --devices names two" one_line_error "must name two devices" "$TANDEM" profile --devices opencl -m "$M" -o "$WORK/x.json"
+# any set of devices: one device has no handoff to measure, and this machine is one cpu unit.
+check "profile --devices cpu" bash -c "\"$TANDEM\" profile --devices cpu -m \"$M\" --standard-lengths 32 --reps 1 -o \"$WORK/cpudb.json\" --soc-out \"$WORK/cpu-host.json\" | grep -q 'sync: not measured: one device (cpu)'"
+check "cpu host soc is one cpu unit" grep -q '"kind": "cpu"' "$WORK/cpu-host.json"
+check "profile --devices npu alone" one_line_error "runs static graphs only" "$TANDEM" profile --devices npu -m "$M" -o "$WORK/x.json"
+check "profile --devices empty name" one_line_error "has an empty name" "$TANDEM" profile --devices opencl,,npu -m "$M" -o "$WORK/x.json"
+check "profile --devices twice" one_line_error "names 'cpu' twice" "$TANDEM" profile --devices cpu,npu,cpu -m "$M" -o "$WORK/x.json"
 # buckets: static-shape length buckets for a length distribution.
 bj=$("$TANDEM" buckets --lengths heavy-tail --count 6 --json)
 for k in '"optimized":{"boundaries":[' '"pow2":{"boundaries":[128,256,512,1024,2048,4096]' '"padding_pct":'; do

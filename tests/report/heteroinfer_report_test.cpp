@@ -133,7 +133,7 @@ TEST(HeteroInferReport, NumbersAreTheSimulatorsOwn) {
   const nlohmann::json& dyn = j["dynamic_lengths"][0];
   ASSERT_EQ(dyn["length"], 135);
   const double io_cols = (D + D) + 2 * (D + KV) + (D + D) + 2 * (D + F) + (F + D);
-  const auto& prep = soc->npu_target.prepare;
+  const auto& prep = soc->find("npu")->npu.target.prepare;
   const double build_s = L * (7 * prep.fixed_s + prep.per_byte_s * 135 * io_cols * 2);
   EXPECT_NEAR(dyn["online_prepare_build_s"].get<double>(), build_s, build_s * 1e-12);
   // Just above the standard 128: padding runs the 256-row graphs, npu-pipe the 128-row ones and

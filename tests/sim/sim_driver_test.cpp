@@ -1,10 +1,18 @@
 // The SimDriver's invariants on constructed task graphs: one unit runs one task at a time, units
 // run concurrently, DRAM bandwidth is shared, cross-unit handoffs cost what the sync protocol
-// costs, and everything is deterministic.
+// costs, and everything is deterministic. Its units are the SoC's: a unit the SoC describes runs
+// tasks on its own numbers, a device the SoC has no unit for is refused by name.
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "model/gen_model.h"
 #include "sim/sim_driver.h"
+#include "sim/simulate.h"
 
 namespace tandem::sim {
 namespace {
@@ -38,9 +46,16 @@ Task matmul_task(const Weight& w, int64_t m, const std::string& device, uintptr_
   return t;
 }
 
+// The unit a task's device runs on (null: the host).
+const ComputeUnit* unit_of(const SocModel& soc, const std::string& device) {
+  if (device == "host") return nullptr;
+  auto q = soc.unit_for_device(device);
+  EXPECT_TRUE(q.ok()) << q.status().message();
+  return q.ok() ? &soc.units[*q] : nullptr;
+}
+
 double alone(SimDriver& d, const Task& t) {
-  auto u = unit_of_device(t.device);
-  auto c = d.costs().cost(t, *u);
+  auto c = d.costs().cost(t, unit_of(d.soc(), t.device));
   EXPECT_TRUE(c.ok()) << c.status().message();
   return c->seconds;
 }
@@ -85,7 +100,7 @@ TEST(SimDriver, ConcurrentMemoryBoundTasksShareTheAchievableBandwidth) {
   g.add(copy);
   double demand = 0, longest = 0;
   for (const Task& t : g.tasks()) {
-    auto c = d.costs().cost(t, *unit_of_device(t.device));
+    auto c = d.costs().cost(t, unit_of(d.soc(), t.device));
     ASSERT_TRUE(c.ok());
     demand += c->dram_bytes / c->seconds;
     longest = std::max(longest, c->seconds);
@@ -113,7 +128,7 @@ TEST(SimDriver, CrossUnitHandoffCostsWhatTheProtocolCosts) {
     ASSERT_TRUE(d.run(g).ok());
     handoff.push_back(d.now() - first - a - b);
     if (mode == SyncMode::kBlocking) {
-      EXPECT_NEAR(first - a - b, s.sync.flag_write_s + s.gpu.finish_s + s.npu.submit_s, 1e-9);
+      EXPECT_NEAR(first - a - b, s.sync.flag_write_s + s.find("gpu")->kernels.finish_s + s.find("npu")->npu.submit_s, 1e-9);
     }
     EXPECT_EQ(d.stats().handoffs, 2u);
   }
@@ -156,12 +171,127 @@ TEST(SimDriver, RefusesWhatNoModeledUnitRuns) {
 TEST(SimDriver, RuntimePrepareKeepsTheNpuBusy) {
   Fixture f = make();
   SimDriver d(f.soc, SyncMode::kFast);
-  d.charge_prepare(0.1, "a graph");
+  ASSERT_TRUE(d.charge_prepare("npu", 0.1, "a graph").ok());
   TaskGraph g;
   g.add(matmul_task(f.w(0), 32, "npu", 0));
   ASSERT_TRUE(d.run(g).ok());
   EXPECT_NEAR(d.now(), 0.1 + alone(d, g.tasks()[0]), 1e-12);
   EXPECT_DOUBLE_EQ(d.stats().runtime_prepare_seconds, 0.1);
+}
+
+// sd8gen3 with a third unit: CPU cores (kind cpu) with numbers of their own, timed on every
+// profile point at 3x the GPU (a test unit: its sources say so).
+std::string soc_with_cpu_unit() {
+  std::ifstream in(SocModel::data_dir() + "/soc/sd8gen3.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json j = nlohmann::json::parse(text.str());
+  auto leaf = [](double v) { return nlohmann::json{{"value", v}, {"source", "assumption: a test unit (tests/sim)"}}; };
+  j["units"]["cpu"] = {{"kind", "cpu"},           {"peak_flops", leaf(400e9)},  {"achieved_flops", leaf(200e9)},
+                       {"kernel_fixed_s", leaf(5e-6)}, {"submit_s", leaf(2e-6)},  {"finish_s", leaf(30e-6)},
+                       {"dram_cap_bytes_per_s", leaf(20e9)}, {"active_w", leaf(4.0)}, {"idle_w", leaf(0.2)},
+                       {"profile_scale", leaf(1.0)}};
+  for (auto& p : j["profile_points"]["points"]) p["cpu_us"] = 3.0 * p["gpu_us"].get<double>();
+  return j.dump();
+}
+
+TEST(SimDriver, AnExtraUnitOfTheSocRunsTasksOnItsOwnNumbers) {
+  Fixture f = make();
+  auto soc = SocModel::from_json_text(soc_with_cpu_unit(), "with-cpu.json", SocModel::data_dir() + "/npu");
+  ASSERT_TRUE(soc.ok()) << soc.status().message();
+  ASSERT_EQ(soc->unit_names(), "cpu, gpu, npu");
+  const ComputeUnit* cpu = soc->find("cpu");
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_EQ(cpu->kind, devices::DeviceKind::kCpu);
+  SimDriver d(*soc, SyncMode::kBlocking);
+  TaskGraph g;
+  g.add(matmul_task(f.w(0), 1, "cpu", 0));        // a decode GEMV on the cpu unit
+  g.add(matmul_task(f.w(0), 1, "opencl", 2, {0}));  // then on the gpu unit: one handoff
+  const double on_cpu = alone(d, g.tasks()[0]), on_gpu = alone(d, g.tasks()[1]);
+  // Its own latency fit (3x the GPU's points) prices the same kernel well above the GPU.
+  EXPECT_GT(on_cpu, 2.0 * on_gpu);
+  double bytes = 0, flops = 0;
+  TaskCostModel::traffic(*g.tasks()[0].call, &bytes, &flops);
+  EXPECT_DOUBLE_EQ(on_cpu, cpu->kernels.kernel_fixed_s + bytes * cpu->kernels.matmul.s_per_byte + flops * cpu->kernels.matmul.s_per_flop);
+  ASSERT_TRUE(d.run(g).ok());
+  EXPECT_DOUBLE_EQ(d.stats().busy_seconds.at("cpu"), on_cpu);
+  EXPECT_DOUBLE_EQ(d.stats().busy_seconds.at("gpu"), on_gpu);
+  // The handoff waits on the cpu unit's own blocking wait and pays the gpu unit's submit.
+  ASSERT_EQ(d.stats().handoffs, 1u);
+  EXPECT_NEAR(d.now() - on_cpu - on_gpu, soc->sync.flag_write_s + cpu->kernels.finish_s + soc->find("gpu")->kernels.submit_s, 2e-9);
+  // Its power counts: idle, the cpu unit draws its idle_w; busy, its active_w.
+  SocModel without_cpu_power = *soc;
+  without_cpu_power.find("cpu")->kernels.active_w = 0;
+  without_cpu_power.find("cpu")->kernels.idle_w = 0;
+  SimDriver d0(without_cpu_power, SyncMode::kBlocking);
+  ASSERT_TRUE(d0.run(g).ok());
+  EXPECT_NEAR(d.energy_joules() - d0.energy_joules(), 4.0 * on_cpu + 0.2 * (d.now() - on_cpu), 1e-12);
+  // The trace has a track for it.
+  const std::string trace = ::testing::TempDir() + "/with-cpu-trace.json";
+  ASSERT_TRUE(d.write_trace(trace).ok());
+  std::ifstream t(trace);
+  std::stringstream ts;
+  ts << t.rdbuf();
+  EXPECT_NE(ts.str().find("\"cpu\""), std::string::npos);
+  std::remove(trace.c_str());
+}
+
+TEST(SimDriver, ADeviceTheSocHasNoUnitForIsRefusedByName) {
+  Fixture f = make();
+  SimDriver d(f.soc, SyncMode::kFast);
+  TaskGraph g;
+  g.add(matmul_task(f.w(0), 1, "cpu", 0));
+  Status st = d.run(g);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("no unit for device 'cpu'"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("its units: gpu, npu"), std::string::npos) << st.message();
+  EXPECT_FALSE(d.charge_prepare("cpu", 0.1, "a graph").ok());
+  EXPECT_EQ(d.now(), 0.0) << "nothing ran";
+  // A SoC without an npu refuses the npu's tasks the same way.
+  nlohmann::json j = nlohmann::json::parse(soc_with_cpu_unit());
+  j["units"].erase("npu");
+  j["profile_points"].erase("npu_target");
+  for (auto& p : j["profile_points"]["points"]) p.erase("npu_us");
+  auto no_npu = SocModel::from_json_text(j.dump(), "no-npu.json", SocModel::data_dir() + "/npu");
+  ASSERT_TRUE(no_npu.ok()) << no_npu.status().message();
+  SimDriver dn(*no_npu, SyncMode::kFast);
+  TaskGraph gn;
+  gn.add(matmul_task(f.w(0), 1, "npu", 0));
+  st = dn.run(gn);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("no unit for device 'npu'"), std::string::npos) << st.message();
+}
+
+// A whole request on a SoC of a cpu and an npu (no gpu): the SoC's roles put the GPU's work on the
+// cpu unit; on sd8gen3 the same partition is refused, naming the cpu.
+TEST(SimDriver, SimulateRunsOnTheSocsUnitsByRole) {
+  nlohmann::json j = nlohmann::json::parse(soc_with_cpu_unit());
+  j["units"].erase("gpu");
+  for (auto& p : j["profile_points"]["points"]) p.erase("gpu_us");
+  auto soc = SocModel::from_json_text(j.dump(), "cpu-npu.json", SocModel::data_dir() + "/npu");
+  ASSERT_TRUE(soc.ok()) << soc.status().message();
+  auto roles = soc->roles();
+  ASSERT_TRUE(roles.ok()) << roles.status().message();
+  EXPECT_EQ(roles->gpu, "cpu");
+  EXPECT_EQ(roles->npu, "npu");
+  auto model = shape_only_preset("internlm2-1.8b", DType::Q4_0);
+  ASSERT_TRUE(model.ok());
+  SimulateOptions o;
+  o.partition.strategy = Strategy::kHybrid;
+  o.partition.standard_lengths = {32, 64};
+  roles->apply_to(o.partition);
+  o.prompt = 40;
+  o.gen = 2;
+  auto r = simulate(**model, *soc, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_GT(r->busy_s.at("cpu"), 0.0);
+  EXPECT_GT(r->busy_s.at("npu"), 0.0);
+  EXPECT_EQ(r->busy_s.count("gpu"), 0u);
+  auto gen3 = SocModel::load_named("sd8gen3");
+  ASSERT_TRUE(gen3.ok());
+  auto refused = simulate(**model, *gen3, o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("no unit for device 'cpu'"), std::string::npos) << refused.status().message();
 }
 
 }  // namespace

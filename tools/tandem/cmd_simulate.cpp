@@ -7,6 +7,7 @@
 
 #include "model/gen_model.h"
 #include "planner/plan.h"
+#include "runtime/device_roles.h"
 #include "sim/simulate.h"
 #include "tools/tandem/commands.h"
 #include "tools/tandem/session_factory.h"
@@ -23,7 +24,7 @@ Command add_simulate(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   CLI::App* sub = app.add_subcommand("simulate", "Predict one request on a modeled phone SoC (prefill and decode tok/s, GB/s, energy)");
-  sub->add_option("--soc", o->soc, "SoC description in data/soc (sd8gen3, sd8elite)")->capture_default_str();
+  sub->add_option("--soc", o->soc, "SoC description in data/soc (sd8gen3, sd8elite, host)")->capture_default_str();
   auto* p = sub->add_option("--model-preset", o->preset, "model shape without weights: llama3-8b llama3.2-3b internlm2-1.8b llama2-7b ...");
   auto* m = sub->add_option("-m,--model", o->model, "GGUF file whose shapes to simulate");
   p->excludes(m);
@@ -47,6 +48,9 @@ Command add_simulate(CLI::App& app) {
             TANDEM_ASSIGN_OR_RETURN(sim::SocModel soc, sim::SocModel::load_named(o->soc));
             sim::SimulateOptions so;
             TANDEM_ASSIGN_OR_RETURN(so.partition, partition_options(o->strategy, o->ratio, o->standard_lengths));
+            // The SoC's units take the roles (a SoC without an npu runs every matmul on its GPU's role).
+            TANDEM_ASSIGN_OR_RETURN(DeviceRoles roles, soc.roles());
+            roles.apply_to(so.partition);
             TANDEM_ASSIGN_OR_RETURN(so.sync, sync_mode_from_name(o->sync));
             if (!o->plan.empty()) {
               TANDEM_ASSIGN_OR_RETURN(planner::Plan plan, planner::Plan::load(o->plan));
