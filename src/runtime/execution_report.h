@@ -41,6 +41,7 @@ struct ExecutionReport {
   std::string sync;          // "fast" | "blocking" | "" (single device)
   std::string flag_devices;  // fast sync: devices whose completions are flags in the pool
   uint64_t fast_waits = 0, fast_fallbacks = 0;
+  uint64_t blocking_by_choice = 0, blocking_no_free_core = 0;  // --sync fast waits that blocked, and why
   uint64_t tasks = 0;
   std::map<std::string, DeviceUsage> devices;
 };

@@ -67,7 +67,9 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
       h->npu_ = d.get();
     }
     TANDEM_RETURN_IF_ERROR(d->map_shared_memory(h->memory_.get(0), h->memory_.total_bytes()));
-    if (o.sync == SyncMode::kFast) {
+    // A completion flag costs a kernel after every op; it is raised only where someone will poll
+    // it (the driver waits blocking on a device that computes on every host core).
+    if (o.sync == SyncMode::kFast && (o.poll_host_devices || !d->caps().computes_on_host_cores)) {
       auto* flag = reinterpret_cast<uint64_t*>(h->memory_.get_as<char>(flags) + raw.size() * MemoryPool::kAlignment);
       if (d->use_completion_flag(flag)) h->flag_devices_.push_back(name);
     }
@@ -91,7 +93,7 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   };
   PadScratch pad{h->memory_.get_as<float>(pad_x), h->memory_.get_as<float>(pad_y), pad_rows, pad_cols};
   h->partitioner_ = std::make_unique<Partitioner>(o.partition, pad, npu_can_run, supports);
-  h->driver_ = std::make_unique<RealDriver>(raw, o.sync);
+  h->driver_ = std::make_unique<RealDriver>(raw, o.sync, o.poll_host_devices);
   h->options_ = std::move(o);
   return h;
 }
@@ -116,6 +118,8 @@ ExecutionReport HeteroForward::execution_report() const {
   for (const std::string& d : flag_devices_) r.flag_devices += (r.flag_devices.empty() ? "" : ",") + d;
   r.fast_waits = s.fast_waits;
   r.fast_fallbacks = s.fast_fallbacks;
+  r.blocking_by_choice = s.blocking_by_choice;
+  r.blocking_no_free_core = s.blocking_no_free_core;
   r.tasks = s.tasks;
   for (const auto& [name, n] : s.tasks_per_device) {
     DeviceUsage& u = r.devices[name];

@@ -28,6 +28,9 @@ struct HeteroOptions {
   int max_batch = 512;  // tokens per chunk
   int n_threads = 2;    // for a cpu device, if one is used
   SyncMode sync = SyncMode::kFast;
+  // Poll even devices that compute on every host core (normally waited on blocking, since the
+  // poll takes a core they need): for tests of the polling path and for measuring what it costs.
+  bool poll_host_devices = false;
   // Injected NPU faults (devices/fault_injection.h): "prepare", "run" or "run:N"; empty takes
   // TANDEM_NPU_FAULT from the environment, if set.
   std::string npu_fault;

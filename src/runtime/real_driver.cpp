@@ -8,7 +8,8 @@
 
 namespace tandem {
 
-RealDriver::RealDriver(std::map<std::string, devices::Device*> devices, SyncMode sync) : sync_(sync) {
+RealDriver::RealDriver(std::map<std::string, devices::Device*> devices, SyncMode sync, bool poll_host_devices)
+    : sync_(sync) {
   devices.emplace("host", nullptr);
   for (auto& [name, device] : devices) {
     auto w = std::make_unique<Worker>();
@@ -16,7 +17,7 @@ RealDriver::RealDriver(std::map<std::string, devices::Device*> devices, SyncMode
     w->device = device;
     // Polling needs a core the awaited work does not use; a device computing on every host core
     // (the cpu, PoCL's OpenCL, the emulated NPU) would lose the core the poll takes.
-    w->polling_pays = device && !device->caps().computes_on_host_cores;
+    w->polling_pays = device && (poll_host_devices || !device->caps().computes_on_host_cores);
     workers_.emplace(name, std::move(w));
   }
   for (auto& [name, w] : workers_) {

@@ -44,7 +44,10 @@ struct TaskTiming {
 
 class RealDriver {
  public:
-  explicit RealDriver(std::map<std::string, devices::Device*> devices, SyncMode sync = SyncMode::kBlocking);
+  // poll_host_devices: fast sync polls even devices that compute on every host core (see
+  // HeteroOptions::poll_host_devices).
+  explicit RealDriver(std::map<std::string, devices::Device*> devices, SyncMode sync = SyncMode::kBlocking,
+                      bool poll_host_devices = false);
   ~RealDriver();
   RealDriver(const RealDriver&) = delete;
   RealDriver& operator=(const RealDriver&) = delete;

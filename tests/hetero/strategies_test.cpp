@@ -276,28 +276,45 @@ TEST(Strategies, OnlinePrepareChargesOneGraphBuildPerNewLength) {
   EXPECT_GT((*h)->prepare_seconds(), after_first);
 }
 
-TEST(Strategies, BothSyncProtocolsGiveTheSameTokensAndFastSyncPolls) {
+// Fast sync polls a device's completion flag only where a core is free for it: a device that
+// computes on every host core (PoCL's CPU OpenCL) is waited on blocking, unless polling is forced.
+// Every way gives the same tokens.
+TEST(Strategies, BothSyncProtocolsGiveTheSameTokensAndFastSyncPollsWhereACoreIsFree) {
   if (!opencl_available()) TANDEM_OPENCL_MISSING("no OpenCL device");
   auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q4_0));
   ASSERT_TRUE(model);
   const int n_vocab = model->config().n_vocab;
   const std::vector<TokenId> prompt{5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
   std::vector<std::vector<TokenId>> outs;
-  for (SyncMode mode : {SyncMode::kBlocking, SyncMode::kFast}) {
+  struct Way {
+    SyncMode mode;
+    bool force_poll;
+  };
+  for (Way way : {Way{SyncMode::kBlocking, false}, Way{SyncMode::kFast, false}, Way{SyncMode::kFast, true}}) {
     HeteroOptions o = small_options(Strategy::kHybrid);
-    o.sync = mode;
+    o.sync = way.mode;
+    o.poll_host_devices = way.force_poll;
     auto h = HeteroForward::create(model, o);
     ASSERT_TRUE(h.ok());
     outs.push_back(greedy(**h, prompt, 6, n_vocab));
-    if (mode == SyncMode::kFast) {
-      EXPECT_GT((*h)->stats().fast_waits, 0u);
+    auto gpu = devices::open_device("opencl", model, 2);
+    ASSERT_TRUE(gpu.ok());
+    const bool gpu_on_host_cores = (*gpu)->caps().computes_on_host_cores;
+    const DriverStats& s = (*h)->stats();
+    if (way.mode == SyncMode::kBlocking) {
+      EXPECT_EQ(s.fast_waits + s.blocking_no_free_core + s.blocking_by_choice, 0u);
+      EXPECT_EQ((*h)->execution_report().flag_devices, "");
+    } else if (way.force_poll || !gpu_on_host_cores) {
+      EXPECT_GT(s.fast_waits, 0u) << "the measured choice probes the fast protocol";
       EXPECT_EQ((*h)->execution_report().flag_devices, "opencl") << "the GPU raises a flag in the pool; the host polls it";
     } else {
-      EXPECT_EQ((*h)->stats().fast_waits, 0u);
-      EXPECT_EQ((*h)->execution_report().flag_devices, "");
+      EXPECT_EQ(s.fast_waits, 0u) << "a poll would take a core the GPU computes on";
+      EXPECT_GT(s.blocking_no_free_core, 0u);
+      EXPECT_EQ((*h)->execution_report().flag_devices, "") << "no flag where nobody polls";
     }
   }
   EXPECT_EQ(outs[0], outs[1]);
+  EXPECT_EQ(outs[0], outs[2]);
 }
 
 TEST(Strategies, TraceHasATrackPerDeviceAndTheSyncThread) {

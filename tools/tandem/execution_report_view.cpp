@@ -27,6 +27,8 @@ nlohmann::json execution_json(const ExecutionReport& r) {
           {"flag_devices", r.flag_devices},
           {"fast_waits", r.fast_waits},
           {"fast_fallbacks", r.fast_fallbacks},
+          {"blocking_by_choice", r.blocking_by_choice},
+          {"blocking_no_free_core", r.blocking_no_free_core},
           {"tasks", r.tasks},
           {"devices", devices}};
 }
@@ -53,8 +55,10 @@ std::string execution_table(const ExecutionReport& r) {
       out += "placement       " + std::to_string(r.placed_elsewhere) + " ops past their role's device; first: " +
              r.first_placement + "\n";
     }
-    add("sync            %s: %llu fast waits, %llu fell back to blocking; completion flags polled for: %s\n",
+    add("sync            %s: %llu fast waits, %llu fell back to blocking; %llu blocking by measured choice, %llu on "
+        "devices computing on every host core; completion flags polled for: %s\n",
         r.sync.c_str(), (unsigned long long)r.fast_waits, (unsigned long long)r.fast_fallbacks,
+        (unsigned long long)r.blocking_by_choice, (unsigned long long)r.blocking_no_free_core,
         r.flag_devices.empty() ? "none" : r.flag_devices.c_str());
   }
   if (!r.devices.empty()) {
