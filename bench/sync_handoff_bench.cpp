@@ -1,10 +1,11 @@
 // sync_handoff_bench: the cost of handing work from one device to another, blocking vs. fast.
 //
 // Two threads play two processors. The "producer device" runs a busy kernel of a fixed duration
-// (spinning, like a GPU/NPU that is busy) and signals a TimelineSemaphore when its output is
+// (spinning, like a GPU/NPU that is busy) and raises its completion counter when its output is
 // ready; the "consumer" (the sync thread that submits the next kernel on the other processor)
-// waits for that signal with one of the two protocols, then runs a short kernel of its own and
-// launches the producer's next kernel. Per handoff we measure:
+// waits for it with one of the two protocols, exactly as the RealDriver waits on a device's
+// completion (sync::fast_wait_loop, or a blocking wait in the OS), then runs a short kernel of its
+// own and launches the producer's next kernel. Per handoff we measure:
 //   handoff latency  producer's signal -> consumer resumes (what the next kernel's start is late by)
 //   consumer CPU     thread CPU time the consumer burned while waiting (polling is not free)
 // The fast protocol predicts the launch-to-signal time from the previous handoffs
@@ -24,8 +25,11 @@
 #include <thread>
 #include <vector>
 
+#include <condition_variable>
+#include <mutex>
+
 #include "runtime/sync/latency_predictor.h"
-#include "runtime/sync/timeline.h"
+#include "runtime/sync/sync_mode.h"
 #include "runtime/sync/wait_policy.h"
 #include "runtime/trace/chrome_trace.h"
 
@@ -69,29 +73,71 @@ struct RunResult {
   int errors = 0;
 };
 
+// The producer's completions: a counter it raises after each kernel (the flag in the shared pool
+// a device writes), which the fast loop polls, and a condition variable the blocking wait sleeps
+// on (the OS wake-up a clFinish pays).
+class Completions {
+ public:
+  uint64_t count() const { return n_.load(std::memory_order_acquire); }
+  void raise(uint64_t value) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      n_.store(value, std::memory_order_release);
+    }
+    cv_.notify_all();
+  }
+  // Blocks until the count reaches `value` or deadline_ns passes.
+  bool block_until(uint64_t value, int64_t deadline_ns) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_until(lock, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(deadline_ns)),
+                          [&] { return count() >= value; });
+  }
+
+ private:
+  std::atomic<uint64_t> n_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+};
+
+// Kernel `value` of the producer as the fast loop sees it.
+class KernelDone final : public sync::Awaitable {
+ public:
+  KernelDone(Completions& c, uint64_t value) : c_(c), value_(value) {}
+  bool ready() const override { return c_.count() >= value_; }
+  bool block_until(int64_t deadline_ns) override { return c_.block_until(value_, deadline_ns); }
+
+ private:
+  Completions& c_;
+  uint64_t value_;
+};
+
 double pct(std::vector<int64_t> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return double(v[size_t(q * double(v.size() - 1) + 0.5)]) / 1000.0;
 }
 
-RunResult run(sync::WaitPolicy& policy, int64_t kernel_ns, const Options& opt, trace::TraceRecorder* rec,
-              trace::TrackId t_prod, trace::TrackId t_cons, int64_t trace_origin) {
+RunResult run(SyncMode mode, const sync::FastWaitParams& params, int64_t kernel_ns, const Options& opt,
+              trace::TraceRecorder* rec, trace::TrackId t_prod, trace::TrackId t_cons, int64_t trace_origin) {
   const int n = opt.handoffs + opt.warmup;
-  sync::TimelineSemaphore go, done;
+  std::atomic<uint64_t> go{0};
+  std::atomic<bool> abort{false};
+  Completions done;
   const size_t slots = static_cast<size_t>(n);
   std::vector<int64_t> kernel_start(slots), kernel_dur(slots), signal_ts(slots);
   std::thread producer([&] {
     for (int i = 1; i <= n; ++i) {
-      while (!go.ready(uint64_t(i))) sync::cpu_relax();  // the device is idle-spinning for work
-      if (go.failed()) return;
+      while (go.load(std::memory_order_acquire) < uint64_t(i)) {  // the device is idle-spinning for work
+        if (abort.load()) return;
+        sync::cpu_relax();
+      }
       const int64_t s = now_ns();
       busy_for(kernel_ns);
       const int64_t e = now_ns();
       kernel_start[size_t(i - 1)] = s;
       kernel_dur[size_t(i - 1)] = e - s;
       signal_ts[size_t(i - 1)] = now_ns();
-      if (!done.signal(uint64_t(i)).ok()) return;
+      done.raise(uint64_t(i));
     }
   });
 
@@ -100,40 +146,46 @@ RunResult run(sync::WaitPolicy& policy, int64_t kernel_ns, const Options& opt, t
   key += std::to_string(kernel_ns / 1000);
   key += "us";
   RunResult r;
-  r.policy = std::string(policy.name());
+  r.policy = sync_mode_name(mode);
   r.kernel_us = kernel_ns / 1000;
   std::vector<int64_t> lat;
   lat.reserve(size_t(opt.handoffs));
   int64_t wait_cpu = 0, wait_wall = 0, sleeps = 0;
   const int64_t cpu0 = thread_cpu_ns();
   for (int i = 1; i <= n; ++i) {
-    sync::WaitRequest req;
-    req.value = uint64_t(i);
-    req.kernel_start_ns = now_ns();
-    req.predicted_ns = predictor.predict(key).value_or(0);
-    req.timeout = std::chrono::seconds(5);
-    (void)go.signal(uint64_t(i));
+    const int64_t kernel_start_ns = now_ns();
+    const int64_t predicted_ns = predictor.predict(key).value_or(0);
+    go.store(uint64_t(i), std::memory_order_release);
     const int64_t c0 = thread_cpu_ns();
     const int64_t w0 = now_ns();
-    sync::WaitResult wr = policy.wait(done, req);
+    const int64_t deadline = w0 + 5'000'000'000;
+    sync::WaitStats st;
+    bool reached;
+    if (mode == SyncMode::kFast) {
+      KernelDone kernel(done, uint64_t(i));
+      reached = sync::fast_wait_loop(params, kernel, kernel_start_ns, predicted_ns, deadline, &st) == sync::LoopEnd::kReady;
+    } else {
+      reached = done.count() >= uint64_t(i) || done.block_until(uint64_t(i), deadline);
+      st.fell_back = true;
+    }
     const int64_t resume = now_ns();
     const int64_t c1 = thread_cpu_ns();
-    if (!wr.ok()) {
+    if (!reached) {
       ++r.errors;
-      go.fail(Internal("bench: consumer wait failed: " + wr.status.message()));
+      abort.store(true);
       break;
     }
     const size_t k = size_t(i - 1);
     // Launch-to-signal time, stamped by the producer (visible after the acquire): what the next
     // wait must predict. Not the consumer's own resume time, which would feed its lateness back.
-    const int64_t launch_to_signal = signal_ts[k] - req.kernel_start_ns;
+    const int64_t launch_to_signal = signal_ts[k] - kernel_start_ns;
     predictor.observe(key, launch_to_signal);
     if (i > opt.warmup) {
       lat.push_back(resume - signal_ts[k]);
       wait_cpu += c1 - c0;
       wait_wall += resume - w0;
-      sleeps += wr.stats.sleeps;
-      r.fallbacks += wr.stats.fell_back ? 1 : 0;
+      sleeps += st.sleeps;
+      r.fallbacks += st.fell_back && mode == SyncMode::kFast ? 1 : 0;
       r.overruns += launch_to_signal > kernel_ns + kernel_ns / 2 + 20'000 ? 1 : 0;
     }
     const int64_t work0 = now_ns();
@@ -145,16 +197,15 @@ RunResult run(sync::WaitPolicy& policy, int64_t kernel_ns, const Options& opt, t
       rec->complete(t_prod, "kernel " + key, "kernel", kernel_start[k] - trace_origin, kernel_dur[k],
                     {{"handoff", i}, {"policy", r.policy}});
       rec->complete(t_cons, "wait (" + r.policy + ")", "sync", w0 - trace_origin, resume - w0,
-                    {{"predicted_us", double(req.predicted_ns) / 1000.0},
-                     {"sleeps", wr.stats.sleeps},
-                     {"polls", int64_t(wr.stats.polls)},
-                     {"fell_back", wr.stats.fell_back},
+                    {{"predicted_us", double(predicted_ns) / 1000.0},
+                     {"sleeps", st.sleeps},
+                     {"polls", int64_t(st.polls)},
+                     {"fell_back", st.fell_back},
                      {"handoff_latency_us", double(resume - signal_ts[k]) / 1000.0}});
       rec->complete(t_cons, "consumer kernel", "kernel", work0 - trace_origin, now_ns() - work0, {{"tag", tag}});
     }
   }
   r.consumer_cpu_ms = double(thread_cpu_ns() - cpu0) / 1e6;
-  if (r.errors) go.fail(Internal("bench aborted"));
   producer.join();
 
   r.handoffs = int(lat.size());
@@ -235,10 +286,8 @@ int main(int argc, char** argv) {
 
   std::vector<RunResult> results;
   for (int64_t us : opt.durations_us) {
-    sync::BlockingWait blocking;
-    sync::FastWait fast(params);
-    results.push_back(run(blocking, us * 1000, opt, recp, t_prod, t_cons, trace_origin));
-    results.push_back(run(fast, us * 1000, opt, recp, t_prod, t_cons, trace_origin));
+    results.push_back(run(SyncMode::kBlocking, params, us * 1000, opt, recp, t_prod, t_cons, trace_origin));
+    results.push_back(run(SyncMode::kFast, params, us * 1000, opt, recp, t_prod, t_cons, trace_origin));
   }
 
   if (opt.json) {

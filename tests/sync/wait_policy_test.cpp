@@ -2,7 +2,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "runtime/sync/wait_policy.h"
@@ -11,17 +13,6 @@ namespace tandem::sync {
 namespace {
 
 using namespace std::chrono_literals;
-
-// Spins until a thread is blocked in sem's condition variable, or gives up after 2 s (so a bug
-// that never blocks fails the test's expectations instead of hanging it).
-bool await_blocked_waiters(const TimelineSemaphore& sem, int n = 1) {
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  while (sem.blocked_waiters() < n) {
-    if (std::chrono::steady_clock::now() > give_up) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
 
 FastWaitParams test_params() {
   FastWaitParams p;
@@ -159,29 +150,55 @@ TEST(FastReplay, NeverResumesBeforeCompletion) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Real waiters.
+// The real wait loop (the one the driver runs on a device's completion).
 
-std::unique_ptr<WaitPolicy> policy(const char* name) {
-  auto r = make_wait_policy(name, test_params());
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return std::move(r).value();
-}
+// A kernel's completion as the loop sees it: a flag a producer thread sets, and a blocking wait
+// on it (a condition variable, as a driver's blocking wait sleeps in the OS).
+class Flag final : public Awaitable {
+ public:
+  bool ready() const override { return set_.load(std::memory_order_acquire); }
+  bool block_until(int64_t deadline_ns) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    ++blocked_;
+    const bool reached = cv_.wait_until(lock, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(deadline_ns)),
+                                        [&] { return ready(); });
+    --blocked_;
+    return reached;
+  }
+  void set() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      set_.store(true, std::memory_order_release);
+    }
+    cv_.notify_all();
+  }
+  // Spins until a thread is blocked on the flag, or gives up after 2 s (so a loop that never
+  // blocks fails the test's expectations instead of hanging it).
+  bool await_blocked_waiter() {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (blocked_ > 0) return true;
+      }
+      if (std::chrono::steady_clock::now() > give_up) return false;
+      std::this_thread::yield();
+    }
+  }
 
-TEST(WaitPolicy, Factory) {
-  EXPECT_EQ(policy("blocking")->name(), "blocking");
-  EXPECT_EQ(policy("fast")->name(), "fast");
-  EXPECT_EQ(make_wait_policy("spin").status().code(), StatusCode::kInvalidArgument);
-}
+ private:
+  std::atomic<bool> set_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int blocked_ = 0;
+};
 
-class BothPolicies : public ::testing::TestWithParam<const char*> {};
-
-// The waiter must never return kReached before the producer's signal, and must see everything the
-// producer wrote before it. Predictions: right, too short, too long, unknown.
-TEST_P(BothPolicies, ReturnsOnlyAfterSignal) {
-  auto pol = policy(GetParam());
+// The loop never returns before the producer's signal and sees everything written before it.
+// Predictions: right, too short, too long, unknown.
+TEST(FastWaitLoop, ReturnsOnlyAfterTheKernelIsDone) {
   for (int64_t pred : {300'000, 20'000, 3'000'000, 0}) {
     for (int rep = 0; rep < 3; ++rep) {
-      TimelineSemaphore sem;
+      Flag done;
       std::atomic<bool> signaled{false};
       int output = 0;
       const int64_t start = now_ns();
@@ -189,17 +206,12 @@ TEST_P(BothPolicies, ReturnsOnlyAfterSignal) {
         while (now_ns() - start < 300'000) cpu_relax();  // a 300 us "kernel"
         output = rep + 1;
         signaled.store(true);
-        ASSERT_TRUE(sem.signal(1).ok());
+        done.set();
       });
-      WaitRequest req;
-      req.value = 1;
-      req.kernel_start_ns = start;
-      req.predicted_ns = pred;
-      req.timeout = 3s;
-      WaitResult r = pol->wait(sem, req);
+      WaitStats st;
+      const LoopEnd end = fast_wait_loop(test_params(), done, start, pred, start + 3'000'000'000, &st);
       EXPECT_LT(now_ns() - start, 2'000'000'000) << "woken by the deadline, not the signal";
-      EXPECT_EQ(r.outcome, WaitOutcome::kReached) << r.status.message();
-      EXPECT_TRUE(r.status.ok());
+      EXPECT_EQ(end, LoopEnd::kReady);
       EXPECT_TRUE(signaled.load()) << "returned before the signal (pred " << pred << ")";
       EXPECT_EQ(output, rep + 1);
       producer.join();
@@ -207,106 +219,53 @@ TEST_P(BothPolicies, ReturnsOnlyAfterSignal) {
   }
 }
 
-TEST_P(BothPolicies, AlreadySignaledReturnsImmediately) {
-  auto pol = policy(GetParam());
-  TimelineSemaphore sem(5);
-  WaitRequest req;
-  req.value = 3;
-  req.predicted_ns = 1'000'000'000;  // would sleep a second if it did not check first
-  WaitResult r = pol->wait(sem, req);
-  EXPECT_EQ(r.outcome, WaitOutcome::kReached);
-  EXPECT_EQ(r.stats.sleeps, 0);
-  EXPECT_EQ(r.stats.polls, 0u);
+TEST(FastWaitLoop, AlreadyDoneReturnsAtOnce) {
+  Flag done;
+  done.set();
+  WaitStats st;
+  // A one-second prediction would sleep a second if the loop did not look first.
+  EXPECT_EQ(fast_wait_loop(test_params(), done, now_ns(), 1'000'000'000, now_ns() + 3'000'000'000, &st), LoopEnd::kReady);
+  EXPECT_EQ(st.sleeps, 0);
+  EXPECT_EQ(st.polls, 0u);
 }
 
-TEST_P(BothPolicies, TimesOutInsteadOfHanging) {
-  auto pol = policy(GetParam());
-  TimelineSemaphore sem;
-  WaitRequest req;
-  req.value = 1;
-  req.predicted_ns = 100'000;
-  req.timeout = 20ms;
-  WaitResult r = pol->wait(sem, req);
-  EXPECT_EQ(r.outcome, WaitOutcome::kTimedOut);
-  EXPECT_EQ(r.status.code(), StatusCode::kOutOfRange);
-}
-
-TEST_P(BothPolicies, FailureWakesWaiterWithTheError) {
-  auto pol = policy(GetParam());
-  TimelineSemaphore sem;
-  std::thread producer([&] {
-    // Fail only once the waiter is asleep in the blocking path (fast falls back there after its
-    // poll budget), so the wake-up path is what is tested.
-    EXPECT_TRUE(await_blocked_waiters(sem));
-    sem.fail(Internal("npu: graph execution failed"));
-  });
-  WaitRequest req;
-  req.value = 1;
-  req.predicted_ns = 0;
-  req.timeout = 3s;
+TEST(FastWaitLoop, TimesOutInsteadOfHanging) {
+  Flag never;
+  WaitStats st;
   const int64_t start = now_ns();
-  WaitResult r = pol->wait(sem, req);
-  EXPECT_LT(now_ns() - start, 2'000'000'000) << "woken by the deadline, not the failure";
-  producer.join();
-  EXPECT_EQ(r.outcome, WaitOutcome::kFailed);
-  EXPECT_EQ(r.status.code(), StatusCode::kInternal);
-  EXPECT_EQ(r.status.message(), "npu: graph execution failed");
-  EXPECT_TRUE(r.stats.fell_back);
+  EXPECT_EQ(fast_wait_loop(test_params(), never, start, 100'000, start + 20'000'000, &st), LoopEnd::kTimedOut);
+  EXPECT_LT(now_ns() - start, 2'000'000'000);
 }
 
-TEST_P(BothPolicies, AlreadyFailedReturnsTheError) {
-  auto pol = policy(GetParam());
-  TimelineSemaphore sem;
-  sem.fail(Unsupported("gpu: lost device"));
-  WaitRequest req;
-  req.value = 1;
-  WaitResult r = pol->wait(sem, req);
-  EXPECT_EQ(r.outcome, WaitOutcome::kFailed);
-  EXPECT_EQ(r.status.code(), StatusCode::kUnsupported);
-}
-
-INSTANTIATE_TEST_SUITE_P(Sync, BothPolicies, ::testing::Values("blocking", "fast"));
-
-TEST(FastWait, BadlyWrongPredictionFallsBackToBlocking) {
-  FastWait fast(test_params());
-  TimelineSemaphore sem;
+TEST(FastWaitLoop, BadlyWrongPredictionFallsBackToBlocking) {
+  Flag done;
   std::thread producer([&] {
     // Signals only after the waiter gave up polling and blocked: deterministic fallback.
-    EXPECT_TRUE(await_blocked_waiters(sem));
-    ASSERT_TRUE(sem.signal(1).ok());
+    EXPECT_TRUE(done.await_blocked_waiter());
+    done.set();
   });
-  WaitRequest req;
-  req.value = 1;
-  req.predicted_ns = 100'000;
-  req.timeout = 3s;
+  WaitStats st;
   const int64_t start = now_ns();
-  WaitResult r = fast.wait(sem, req);
+  EXPECT_EQ(fast_wait_loop(test_params(), done, start, 100'000, start + 3'000'000'000, &st), LoopEnd::kReady);
   EXPECT_LT(now_ns() - start, 2'000'000'000) << "woken by the deadline, not the signal";
   producer.join();
-  EXPECT_EQ(r.outcome, WaitOutcome::kReached);
-  EXPECT_TRUE(r.stats.fell_back);
-  EXPECT_GT(r.stats.polls, 0u) << "polled before falling back";
+  EXPECT_TRUE(st.fell_back);
+  EXPECT_GT(st.polls, 0u) << "polled before falling back";
 }
 
-TEST(FastWait, SleepsThenPollsForALongKernel) {
+TEST(FastWaitLoop, SleepsThenPollsForALongKernel) {
   FastWaitParams p = test_params();
   p.sleep_granularity_ns = 1'000;
-  FastWait fast(p);
-  TimelineSemaphore sem;
+  Flag done;
   const int64_t start = now_ns();
   std::thread producer([&] {
     std::this_thread::sleep_for(20ms);
-    ASSERT_TRUE(sem.signal(1).ok());
+    done.set();
   });
-  WaitRequest req;
-  req.value = 1;
-  req.kernel_start_ns = start;
-  req.predicted_ns = 20'000'000;
-  req.timeout = 10s;
-  WaitResult r = fast.wait(sem, req);
+  WaitStats st;
+  EXPECT_EQ(fast_wait_loop(p, done, start, 20'000'000, start + 10'000'000'000, &st), LoopEnd::kReady);
   producer.join();
-  EXPECT_EQ(r.outcome, WaitOutcome::kReached);
-  EXPECT_GE(r.stats.sleeps, 1) << "a 20 ms prediction is slept, not spun";
+  EXPECT_GE(st.sleeps, 1) << "a 20 ms prediction is slept, not spun";
 }
 
 TEST(SleepCalibration, ReportsOrderedPercentiles) {

@@ -117,39 +117,6 @@ void cpu_relax() {
 #endif
 }
 
-namespace {
-
-WaitResult finish(const TimelineSemaphore& sem, WaitOutcome o, const WaitRequest& req, WaitStats st) {
-  WaitResult r;
-  r.outcome = o;
-  r.stats = st;
-  if (o == WaitOutcome::kFailed) {
-    r.status = sem.failure();
-  } else if (o == WaitOutcome::kTimedOut) {
-    r.status = OutOfRange("sync: wait for value " + std::to_string(req.value) + " timed out after " +
-                          std::to_string(req.timeout.count() / 1000) + " us (payload " +
-                          std::to_string(sem.query()) + ")");
-  }
-  return r;
-}
-
-WaitOutcome outcome_of(uint64_t payload) {
-  return payload == TimelineSemaphore::kFailedValue ? WaitOutcome::kFailed : WaitOutcome::kReached;
-}
-
-}  // namespace
-
-WaitResult BlockingWait::wait(const TimelineSemaphore& sem, const WaitRequest& req) {
-  WaitStats st;
-  const uint64_t v = sem.query();
-  if (v >= req.value) return finish(sem, outcome_of(v), req, st);
-  const int64_t t0 = now_ns();
-  const WaitOutcome o = sem.wait_blocking(req.value, req.timeout);
-  st.blocked_ns = now_ns() - t0;
-  st.fell_back = true;
-  return finish(sem, o, req, st);
-}
-
 LoopEnd fast_wait_loop(const FastWaitParams& params, Awaitable& what, int64_t kernel_start_ns, int64_t predicted_ns,
                        int64_t deadline_ns, WaitStats* st) {
   for (;;) {
@@ -184,43 +151,6 @@ LoopEnd fast_wait_loop(const FastWaitParams& params, Awaitable& what, int64_t ke
       }
     }
   }
-}
-
-namespace {
-
-// A semaphore's payload reaching a value, as the fast loop sees it.
-class SemaphoreValue final : public Awaitable {
- public:
-  SemaphoreValue(const TimelineSemaphore& sem, uint64_t value) : sem_(sem), value_(value) {}
-  bool ready() const override { return sem_.ready(value_); }
-  bool block_until(int64_t deadline_ns) override {
-    return sem_.wait_blocking(value_, std::chrono::nanoseconds(std::max<int64_t>(0, deadline_ns - now_ns()))) !=
-           WaitOutcome::kTimedOut;
-  }
-
- private:
-  const TimelineSemaphore& sem_;
-  uint64_t value_;
-};
-
-}  // namespace
-
-WaitResult FastWait::wait(const TimelineSemaphore& sem, const WaitRequest& req) {
-  WaitStats st;
-  const int64_t start = now_ns();
-  const int64_t kernel_start = req.kernel_start_ns < 0 ? start : req.kernel_start_ns;
-  SemaphoreValue value(sem, req.value);
-  if (fast_wait_loop(params_, value, kernel_start, req.predicted_ns, start + req.timeout.count(), &st) ==
-      LoopEnd::kTimedOut) {
-    return finish(sem, WaitOutcome::kTimedOut, req, st);
-  }
-  return finish(sem, outcome_of(sem.query()), req, st);
-}
-
-Result<std::unique_ptr<WaitPolicy>> make_wait_policy(std::string_view name, const FastWaitParams& params) {
-  if (name == "blocking") return std::unique_ptr<WaitPolicy>(std::make_unique<BlockingWait>());
-  if (name == "fast") return std::unique_ptr<WaitPolicy>(std::make_unique<FastWait>(params));
-  return InvalidArgument("sync: unknown wait policy '" + std::string(name) + "' (blocking, fast)");
 }
 
 SleepCalibration calibrate_sleep(int samples, int64_t requested_ns) {

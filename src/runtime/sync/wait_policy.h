@@ -1,7 +1,7 @@
-// How a thread waits for a TimelineSemaphore: the two protocols compared by HeteroInfer.
+// How a thread waits for a device's kernel: the two protocols compared by HeteroInfer.
 //
-//   blocking  the baseline (like clFinish): the waiter sleeps on a condition variable until the
-//             producer signals, and pays the OS wake-up latency after the signal.
+//   blocking  the baseline (like clFinish): the waiter sleeps in the OS until the device says
+//             the kernel is done, and pays the wake-up latency after it.
 //   fast      HeteroInfer's: the waiter sleeps for the *predicted* remaining time of the awaited
 //             kernel (minus a safety margin, and minus the sleep's own overshoot), then polls the
 //             flag with a pause loop. If the flag is still unset a capped time past the
@@ -11,7 +11,7 @@
 // One scheduler, two clocks: every decision of the fast protocol is a pure function of
 // (prediction, elapsed time, time already polled, parameters) — decide_fast_wait() — so the
 // simulator replays the protocol in virtual time (replay_fast_wait()) with exactly the logic the
-// real waiter (FastWait) runs on the wall clock.
+// real waiter (fast_wait_loop(), run by the RealDriver) runs on the wall clock.
 #pragma once
 
 #include <chrono>
@@ -20,7 +20,6 @@
 #include <string_view>
 
 #include "core/status.h"
-#include "runtime/sync/timeline.h"
 
 namespace tandem::sync {
 
@@ -85,17 +84,10 @@ ReplayResult replay_blocking_wait(int64_t actual_ns, const ReplayCosts& c);
 // ---------------------------------------------------------------------------------------------
 // Real waiters (wall clock).
 
-// Monotonic wall clock in ns (std::chrono::steady_clock), the time base of WaitRequest.
+// Monotonic wall clock in ns (std::chrono::steady_clock), the time base of fast_wait_loop().
 int64_t now_ns();
 // One iteration of a spin-wait loop (x86 pause / arm yield).
 void cpu_relax();
-
-struct WaitRequest {
-  uint64_t value = 0;            // wait until the payload reaches this
-  int64_t kernel_start_ns = -1;  // now_ns() when the awaited kernel started; -1: when wait() is called
-  int64_t predicted_ns = 0;      // predicted kernel duration (LatencyPredictor); 0: unknown
-  std::chrono::nanoseconds timeout = std::chrono::seconds(10);
-};
 
 struct WaitStats {
   int64_t slept_ns = 0;
@@ -106,16 +98,9 @@ struct WaitStats {
   bool fell_back = false;
 };
 
-struct WaitResult {
-  WaitOutcome outcome = WaitOutcome::kReached;
-  Status status;  // Ok; the producer's failure; or OutOfRange for a timeout
-  WaitStats stats;
-  bool ok() const { return outcome == WaitOutcome::kReached; }
-};
-
 // What the fast protocol waits on: a producer's progress that can be checked without blocking
-// (polled) and waited for by blocking (the fallback). A timeline semaphore's payload and a
-// device's completion (its flag in the shared pool) are both this.
+// (polled) and waited for by blocking (the fallback): a device's completion (its flag in the
+// shared pool, or its driver's event).
 class Awaitable {
  public:
   virtual ~Awaitable() = default;
@@ -133,35 +118,6 @@ enum class LoopEnd { kReady, kTimedOut };
 // to *stats.
 LoopEnd fast_wait_loop(const FastWaitParams& params, Awaitable& what, int64_t kernel_start_ns, int64_t predicted_ns,
                        int64_t deadline_ns, WaitStats* stats);
-
-class WaitPolicy {
- public:
-  virtual ~WaitPolicy() = default;
-  virtual std::string_view name() const = 0;
-  // Returns once sem reaches req.value (kReached), sem has failed (kFailed, status = the failure),
-  // or req.timeout has passed (kTimedOut). Never returns kReached before the signal.
-  virtual WaitResult wait(const TimelineSemaphore& sem, const WaitRequest& req) = 0;
-};
-
-class BlockingWait final : public WaitPolicy {
- public:
-  std::string_view name() const override { return "blocking"; }
-  WaitResult wait(const TimelineSemaphore& sem, const WaitRequest& req) override;
-};
-
-class FastWait final : public WaitPolicy {
- public:
-  explicit FastWait(FastWaitParams params = {}) : params_(params) {}
-  std::string_view name() const override { return "fast"; }
-  const FastWaitParams& params() const { return params_; }
-  WaitResult wait(const TimelineSemaphore& sem, const WaitRequest& req) override;
-
- private:
-  FastWaitParams params_;
-};
-
-// "blocking" or "fast".
-Result<std::unique_ptr<WaitPolicy>> make_wait_policy(std::string_view name, const FastWaitParams& params = {});
 
 // Measures what a short sleep really costs on this host: sleeps `samples` times for requested_ns
 // and reports the overshoot beyond the request (use p50 as FastWaitParams::sleep_granularity_ns).
