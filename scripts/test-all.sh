@@ -4,7 +4,7 @@
 # untrusted files (GGUF; the compile cache's manifest and program files).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-FUZZ_SECONDS="${FUZZ_SECONDS:-120}"
+FUZZ_SECONDS="${FUZZ_SECONDS:-90}"
 stage_start=$SECONDS
 stage_done() { echo "== $1: $((SECONDS - stage_start)) s"; stage_start=$SECONDS; }
 bash scripts/install-deps.sh

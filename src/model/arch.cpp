@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "model/gguf/gguf.h"
+#include "model/gguf/gguf_value_io.h"
 
 namespace tandem {
 namespace {
@@ -221,7 +222,7 @@ Result<ModelConfig> read_model_config(const gguf::GgufFile& f) {
   TANDEM_ASSIGN_OR_RETURN(c.arch_name, f.get_string("general.architecture"));
   const ArchDescription* info = find_arch(c.arch_name);
   if (!info) {
-    return Unsupported(f.path() + ": general.architecture: '" + c.arch_name + "' is not supported (supported: " +
+    return Unsupported(f.path() + ": general.architecture: '" + gguf::printable(c.arch_name) + "' is not supported (supported: " +
                        arch_name_list() + ")");
   }
   c.apply(*info);
@@ -338,7 +339,7 @@ Result<ModelConfig> read_model_config(const gguf::GgufFile& f) {
       c.rope_freq_factors = llama3_rope_freq_factors(c.head_dim, c.rope_base, float(factor),
                                                      float(low), float(high), int(orig));
     } else if (type != "none") {
-      return Unsupported(f.path() + ": " + p + "rope.scaling.type: '" + type +
+      return Unsupported(f.path() + ": " + p + "rope.scaling.type: '" + gguf::printable(type) +
                          "' is not supported (none, linear, llama3)");
     }
   }

@@ -37,6 +37,7 @@ struct ExecutionReport {
   // Ops placed past their role's device (it does not support them), and the first, in words.
   uint64_t placed_elsewhere = 0;
   std::string first_placement;
+  std::string device_note;  // how the device set was completed (the cpu joining an npu alone), or ""
   // Synchronization (multi-device runs).
   std::string sync;          // "fast" | "blocking" | "" (single device)
   std::string flag_devices;  // fast sync: devices whose completions are flags in the pool

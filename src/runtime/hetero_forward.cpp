@@ -34,6 +34,17 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   for (const std::string& name : names) {
     TANDEM_ASSIGN_OR_RETURN(opened[name], devices::open_device(name, model, o.n_threads));
   }
+  // Static-shape devices alone (an npu) cannot run the embedding, attention or any odd shape: the
+  // cpu joins as the host that runs what they cannot, and the report says so.
+  const bool any_shape = std::any_of(opened.begin(), opened.end(), [](const auto& d) { return d.second->caps().dynamic_shapes; });
+  if (!any_shape && !opened.empty() && !opened.count("cpu")) {
+    TANDEM_ASSIGN_OR_RETURN(opened["cpu"], devices::open_device("cpu", model, o.n_threads));
+    names.push_back("cpu");
+    std::string alone;
+    for (const auto& [name, d] : opened)
+      if (name != "cpu") alone += (alone.empty() ? "" : ",") + name;
+    h->device_note_ = alone + " runs static graphs only: the cpu joined as the host for what it cannot run";
+  }
   std::vector<std::pair<std::string, devices::DeviceKind>> kinds;
   for (const auto& [name, d] : opened) kinds.emplace_back(name, d->caps().kind);
   TANDEM_ASSIGN_OR_RETURN(DeviceRoles roles, assign_roles(kinds, "--devices"));
@@ -111,6 +122,7 @@ ExecutionReport HeteroForward::execution_report() const {
   r.npu_graphs_compiled = npu_ ? npu_->graphs_from_cache() : 0;
   r.placed_elsewhere = partitioner_->placed_elsewhere();
   r.first_placement = partitioner_->first_placement();
+  r.device_note = device_note_;
   r.npu_prepare_seconds = prepare_seconds();
   r.npu_prepare_fallbacks = uint64_t(partitioner_->fallbacks());
   r.npu_run_fallbacks = s.rerun_on_fallback;

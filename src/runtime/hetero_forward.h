@@ -62,6 +62,7 @@ class HeteroForward final : public DecoderForward {
   TaskGraph graph_;
   HeteroOptions options_;
   std::vector<std::string> flag_devices_;  // devices raising a completion flag in the pool
+  std::string device_note_;                // how the set was completed (a static-shape device alone), or ""
   devices::Device* npu_ = nullptr;  // the device in the NPU's role (under any fault injector); null when none
 };
 

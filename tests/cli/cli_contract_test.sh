@@ -82,7 +82,9 @@ fi
 for set in cpu,npu cpu,opencl cpu,opencl,npu; do
   check "--devices $set tokens equal cpu" [ "$("$TANDEM" run -m "$M" --prompt-ids "1 2 3" -n 8 --temp 0 --ids --devices "$set" 2>/dev/null)" == "$ids1" ]
 done
-check "npu alone names what it cannot run" one_line_error "get_rows" "$TANDEM" run -m "$M" --prompt-ids "1 2" -n 1 --devices npu
+# An npu alone runs its matmuls with the cpu as host for the rest, and -v says so.
+check "--devices npu tokens equal cpu" [ "$("$TANDEM" run -m "$M" --prompt-ids "1 2 3" -n 8 --temp 0 --ids --devices npu 2>/dev/null)" == "$ids1" ]
+check "--devices npu says the cpu joined" bash -c "\"$TANDEM\" run -m \"$M\" --prompt-ids '1 2' -n 1 --devices npu -v 2>&1 | grep -q 'npu runs static graphs only: the cpu joined as the host'"
 check "unknown device named" one_line_error "'tpu'" "$TANDEM" run -m "$M" --prompt-ids "1 2" -n 1 --devices cpu,tpu
 check "fault plan needs the npu" one_line_error "needs an npu and another device" "$TANDEM" run -m "$M" -p hi --npu-fault run
 
@@ -91,6 +93,15 @@ sj=$("$TANDEM" simulate --soc sd8gen3 --model-preset internlm2-1.8b --prompt 64 
 for k in prefill_tok_s decode_tok_s decode_gb_s energy_j; do
   check "simulate json $k" grep -q "\"$k\":[0-9]" <<<"$sj"
 done
+# The solver by default: simulate profiles the SoC model and solves a plan on the fly, which is
+# exactly what profile + plan + --plan give by hand.
+check "simulate solves by default" grep -q '"strategy":"plan (solved for sd8gen3)"' <<<"$sj"
+"$TANDEM" plan --soc sd8gen3 -m "$M" -o "$WORK/plan-default.json" >/dev/null 2>&1
+check "simulate default equals profile+plan+--plan" python3 -c "
+import json,subprocess,sys
+run=lambda *a: json.loads(subprocess.run(['$TANDEM','simulate','--soc','sd8gen3','-m','$M','--prompt','40','--gen','2','--json',*a],capture_output=True,text=True,check=True).stdout)
+d=run(); p=run('--plan','$WORK/plan-default.json')
+sys.exit(0 if (d['prefill_tok_s'],d['decode_tok_s'])==(p['prefill_tok_s'],p['decode_tok_s']) else 1)"
 check "simulate table" bash -c "\"$TANDEM\" simulate --soc sd8elite -m \"$M\" --prompt 40 --gen 2 | grep -q 'prefill t/s'"
 pj=$("$TANDEM" plan --soc sd8gen3 --op 2048x2048 --seq 100 --json --standard-lengths 32,64,128)
 check "plan --op json strategy" grep -qE '"strategy":"(gpu-only|npu-only|layer|weight-centric|activation-centric|multi-tensor|hybrid|padding|online-prepare|npu-pipe)"' <<<"$pj"

@@ -71,7 +71,7 @@ Status run_default_job() {
   TANDEM_ASSIGN_OR_RETURN(BenchResult r, run_bench(model, b));
   print_bench(*model, b, r, false, path);
 
-  std::printf("\nTo run your own model (a GGUF of a llama or qwen2 model, f32/f16/bf16/q8_0/q4_0):\n"
+  std::printf("\nTo run your own model (a GGUF of a llama, qwen2, qwen3, phi3, gemma2 or gemma3 model, f32/f16/bf16/q8_0/q4_0):\n"
               "  build/release/bin/tandem run -m YOUR_MODEL.gguf -p \"Your prompt\" -n 128\n"
               "  build/release/bin/tandem bench -m YOUR_MODEL.gguf\n"
               "or make a random model of a real shape:\n"

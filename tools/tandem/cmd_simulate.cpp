@@ -1,12 +1,15 @@
 // `tandem simulate`: one request on a modeled SoC (data/soc/*.json), through the same partitioner
 // and TaskGraph as a real run, timed by the SimDriver. Results are predictions.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
 #include "model/gen_model.h"
+#include "planner/perf_model.h"
 #include "planner/plan.h"
+#include "planner/profiler.h"
 #include "runtime/device_roles.h"
 #include "sim/simulate.h"
 #include "tools/tandem/commands.h"
@@ -17,7 +20,7 @@ namespace tandem::cli {
 Command add_simulate(CLI::App& app) {
   struct Opts {
     std::string soc = "sd8gen3", preset, model;
-    std::string strategy = "hybrid", standard_lengths = "32,64,128,256,512,1024", sync = "fast", trace, plan;
+    std::string strategy = "plan", standard_lengths = "32,64,128,256,512,1024", sync = "fast", trace, plan;
     double ratio = 0.5;
     int prompt = 256, gen = 32;
     bool json = false;
@@ -30,7 +33,9 @@ Command add_simulate(CLI::App& app) {
   p->excludes(m);
   sub->add_option("--prompt", o->prompt, "prompt tokens (one prefill)")->capture_default_str();
   sub->add_option("--gen", o->gen, "generated tokens (decode steps)")->capture_default_str();
-  sub->add_option("--strategy", o->strategy, "partition strategy (as for run/bench)")->capture_default_str();
+  sub->add_option("--strategy", o->strategy,
+                  "plan (the solver's, profiled on the SoC model and solved now) or a fixed partition strategy (as for run/bench)")
+      ->capture_default_str();
   sub->add_option("--ratio", o->ratio, "GPU share of weight rows for weight-centric and hybrid")->capture_default_str();
   sub->add_option("--standard-lengths", o->standard_lengths, "NPU static sequence lengths")->capture_default_str();
   sub->add_option("--sync", o->sync, "fast | blocking")->capture_default_str();
@@ -47,14 +52,33 @@ Command add_simulate(CLI::App& app) {
             }
             TANDEM_ASSIGN_OR_RETURN(sim::SocModel soc, sim::SocModel::load_named(o->soc));
             sim::SimulateOptions so;
-            TANDEM_ASSIGN_OR_RETURN(so.partition, partition_options(o->strategy, o->ratio, o->standard_lengths));
+            // The solver by default: the SoC model is profiled over the model's splittable matmuls and
+            // every matmul takes the plan's choice for its length (what `profile` + `plan` + `--plan` do).
+            const bool solve_now = o->strategy == "plan" && o->plan.empty();
+            TANDEM_ASSIGN_OR_RETURN(so.partition, partition_options(o->strategy == "plan" ? "hybrid" : o->strategy, o->ratio,
+                                                                    o->standard_lengths));
             // The SoC's units take the roles (a SoC without an npu runs every matmul on its GPU's role).
             TANDEM_ASSIGN_OR_RETURN(DeviceRoles roles, soc.roles());
             roles.apply_to(so.partition);
             TANDEM_ASSIGN_OR_RETURN(so.sync, sync_mode_from_name(o->sync));
+            std::string strategy_label = o->strategy;
             if (!o->plan.empty()) {
               TANDEM_ASSIGN_OR_RETURN(planner::Plan plan, planner::Plan::load(o->plan));
               so.partition.decider = planner::decider_from_plan(std::make_shared<const planner::Plan>(std::move(plan)));
+              strategy_label = "plan " + o->plan;
+            } else if (solve_now && roles.npu.empty()) {
+              so.partition.strategy = Strategy::kGpuOnly;  // nothing to split across: one unit runs every matmul
+              strategy_label = "gpu-only (no npu unit)";
+            } else if (solve_now) {
+              planner::ProfileSpace space;
+              space.shapes = planner::splittable_shapes(*model);
+              space.standard_lengths = so.partition.standard_lengths;
+              TANDEM_ASSIGN_OR_RETURN(planner::CostDb cost, planner::profile_soc(soc, space));
+              const planner::PerfModels perf(cost);
+              const int64_t max_len = std::max<int64_t>(o->prompt, *std::max_element(space.standard_lengths.begin(), space.standard_lengths.end()));
+              TANDEM_ASSIGN_OR_RETURN(planner::Plan plan, planner::build_plan(perf, cost, space.shapes, max_len, so.sync));
+              so.partition.decider = planner::decider_from_plan(std::make_shared<const planner::Plan>(std::move(plan)));
+              strategy_label = "plan (solved for " + soc.name + ")";
             }
             so.prompt = o->prompt;
             so.gen = o->gen;
@@ -66,7 +90,7 @@ Command add_simulate(CLI::App& app) {
               for (const auto& [u, s] : r.busy_s) busy[u] = s;
               nlohmann::json j = {{"soc", soc.name},
                                   {"model", model_name},
-                                  {"strategy", o->plan.empty() ? o->strategy : "plan " + o->plan},
+                                  {"strategy", strategy_label},
                                   {"sync", o->sync},
                                   {"prompt", o->prompt},
                                   {"gen", o->gen},
@@ -98,7 +122,7 @@ Command add_simulate(CLI::App& app) {
                         "------------------", "--------", "-----:", "----:", "-----------:", "----------:", "---------:",
                         "--------:");
             std::printf("| %-16s | %-18s | %-8s | %6d | %5d | %12.2f | %11.2f | %10.2f | %9.3f |\n", model_name.c_str(),
-                        o->strategy.c_str(), o->sync.c_str(), o->prompt, o->gen, r.prefill_tok_s, r.decode_tok_s,
+                        strategy_label.c_str(), o->sync.c_str(), o->prompt, o->gen, r.prefill_tok_s, r.decode_tok_s,
                         r.decode_gb_s, r.energy_j);
             std::printf("prefill %.1f ms, decode %.1f ms; NPU graphs %llu (built offline %.1f ms, at run time %.1f ms); "
                         "%llu handoffs costing %.1f ms\n",

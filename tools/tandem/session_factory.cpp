@@ -86,7 +86,10 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
   if (!d.npu_power_level.empty() && d.npu_cache.empty())
     return InvalidArgument("--npu-power-level: '" + d.npu_power_level + "' needs --npu-cache");
   if (!d.npu_cache.empty() && !npu_with_another) return needs_npu("--npu-cache", d.npu_cache);
-  if (names.size() == 1) {
+  // An npu alone runs as the NPU with the cpu as its host (HeteroForward adds it and says so):
+  // every matmul the npu can take goes to it.
+  const bool npu_alone = names.size() == 1 && names[0] == "npu";
+  if (names.size() == 1 && !npu_alone) {
     TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<devices::Device> dev, devices::open_device(names[0], model, threads));
     TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<GraphForward> f, GraphForward::create(model, std::move(dev), context, max_batch));
     return std::unique_ptr<Forward>(std::move(f));
@@ -94,6 +97,7 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
   HeteroOptions o;
   o.devices = names;
   TANDEM_ASSIGN_OR_RETURN(o.partition, partition_options(d.strategy, d.ratio, d.standard_lengths));
+  if (npu_alone) o.partition.strategy = Strategy::kNpuOnly;
   if (!d.plan.empty()) {
     TANDEM_ASSIGN_OR_RETURN(planner::Plan plan, planner::Plan::load(d.plan));
     o.partition.decider = planner::decider_from_plan(std::make_shared<const planner::Plan>(std::move(plan)));
