@@ -211,24 +211,22 @@ Status Ops::signal_flag(BufRef flag, uint64_t value, Event* done) {
   return launch(rt_->queue(), k, k_name, 1, global, local, done);
 }
 
-Status Ops::swiglu_inplace(BufRef gate, BufRef up, int64_t count, Event* done) {
-  TANDEM_RETURN_IF_ERROR(check_f32(gate, "swiglu gate"));
-  TANDEM_RETURN_IF_ERROR(check_f32(up, "swiglu up"));
-  TANDEM_RETURN_IF_ERROR(check_int(count, "swiglu count"));
-  TANDEM_KERNEL(k, "swiglu");
+Status Ops::gated_inplace(const std::string& kernel_name, BufRef gate, BufRef up, int64_t count, Event* done) {
+  TANDEM_RETURN_IF_ERROR(check_f32(gate, (kernel_name + " gate").c_str()));
+  TANDEM_RETURN_IF_ERROR(check_f32(up, (kernel_name + " up").c_str()));
+  TANDEM_RETURN_IF_ERROR(check_int(count, (kernel_name + " count").c_str()));
+  TANDEM_KERNEL(k, kernel_name);
   TANDEM_RETURN_IF_ERROR(set_args(k, k_name, gate.mem, f32_off(gate), up.mem, f32_off(up), cl_int(count)));
   const size_t global[1] = {round_up(count, 64)}, local[1] = {64};
   return launch(rt_->queue(), k, k_name, 1, global, local, done);
 }
 
+Status Ops::swiglu_inplace(BufRef gate, BufRef up, int64_t count, Event* done) {
+  return gated_inplace("swiglu", gate, up, count, done);
+}
+
 Status Ops::geglu_inplace(BufRef gate, BufRef up, int64_t count, Event* done) {
-  TANDEM_RETURN_IF_ERROR(check_f32(gate, "geglu gate"));
-  TANDEM_RETURN_IF_ERROR(check_f32(up, "geglu up"));
-  TANDEM_RETURN_IF_ERROR(check_int(count, "geglu count"));
-  TANDEM_KERNEL(k, "geglu");
-  TANDEM_RETURN_IF_ERROR(set_args(k, k_name, gate.mem, f32_off(gate), up.mem, f32_off(up), cl_int(count)));
-  const size_t global[1] = {round_up(count, 64)}, local[1] = {64};
-  return launch(rt_->queue(), k, k_name, 1, global, local, done);
+  return gated_inplace("geglu", gate, up, count, done);
 }
 
 Status Ops::softcap_inplace(BufRef x, int64_t count, float cap, Event* done) {

@@ -91,6 +91,8 @@ class Ops {
  private:
   explicit Ops(std::shared_ptr<Runtime> rt) : rt_(std::move(rt)) {}
   Result<cl_kernel> kernel(const std::string& name) const;
+  // A gated activation kernel (swiglu, geglu): gate = act(gate) * up over count elements.
+  Status gated_inplace(const std::string& kernel_name, BufRef gate, BufRef up, int64_t count, Event* done);
 
   std::shared_ptr<Runtime> rt_;
   cl_program program_ = nullptr;
