@@ -127,6 +127,8 @@ Result<devices::PrepareReport> prepare_if_static(devices::Device& d, const graph
   return d.prepare(graph::GraphSpec::of(call));
 }
 
+}  // namespace
+
 std::string cpu_model_name() {
   std::ifstream f("/proc/cpuinfo");
   std::string line;
@@ -134,8 +136,6 @@ std::string cpu_model_name() {
     if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) return line.substr(line.find(':') + 2);
   return "unknown CPU";
 }
-
-}  // namespace
 
 Result<DeviceProfile> profile_devices(const std::vector<devices::Device*>& set, const Model& model, const ProfileSpace& space,
                                       int reps, const std::function<void(double)>& progress) {

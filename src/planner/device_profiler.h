@@ -49,6 +49,9 @@ struct DeviceProfile {
   HostMeasurements host;
 };
 
+// This machine's processor, as /proc/cpuinfo names it ("unknown CPU" where it does not).
+std::string cpu_model_name();
+
 // `set`: open devices of `model` (weights mapped), at least one, one of each kind, at least one
 // that runs any shape (cpu or gpu); reps: timed runs per point (median).
 Result<DeviceProfile> profile_devices(const std::vector<devices::Device*>& set, const Model& model, const ProfileSpace& space,

@@ -38,6 +38,7 @@ struct ExecutionReport {
   uint64_t placed_elsewhere = 0;
   std::string first_placement;
   std::string device_note;  // how the device set was completed (the cpu joining an npu alone), or ""
+  std::string plan;         // the solver's plan that ran and why each matmul went where, or "" (a fixed strategy)
   // Synchronization (multi-device runs).
   std::string sync;          // "fast" | "blocking" | "" (single device)
   std::string flag_devices;  // fast sync: devices whose completions are flags in the pool

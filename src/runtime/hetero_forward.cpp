@@ -15,6 +15,18 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   const ModelConfig& c = model->config();
   TANDEM_ASSIGN_OR_RETURN(ForwardShape shape, ForwardShape::resolve(c, o.context, o.max_batch));
   std::unique_ptr<HeteroForward> h(new HeteroForward(model));
+  // Injected faults (tests, drills) wrap the NPU: its graph builds or its runs fail.
+  // Read first: a bad one is refused before any device opens or is profiled.
+  std::string fault_text = o.npu_fault;
+  std::string fault_source = "--npu-fault";
+  if (const char* env = std::getenv("TANDEM_NPU_FAULT"); fault_text.empty() && env && *env) {
+    fault_text = env;
+    fault_source = "TANDEM_NPU_FAULT";
+  }
+  devices::FaultPlan faults;
+  if (!fault_text.empty()) {
+    TANDEM_ASSIGN_OR_RETURN(faults, devices::parse_fault_plan(fault_text, fault_source));
+  }
   // Slots hold the chunk padded up to the next standard length, so padding happens in place.
   graph::BufferPlan plan(h->memory_, c, shape.max_batch, shape.context,
                          slot_rows_for(shape.max_batch, o.partition.standard_lengths));
@@ -49,22 +61,18 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   for (const auto& [name, d] : opened) kinds.emplace_back(name, d->caps().kind);
   TANDEM_ASSIGN_OR_RETURN(DeviceRoles roles, assign_roles(kinds, "--devices"));
   roles.apply_to(o.partition);
+  if (o.choose_plan && !o.partition.npu.empty()) {
+    std::map<std::string, devices::Device*> set;
+    for (const auto& [name, d] : opened) set[name] = d.get();
+    TANDEM_ASSIGN_OR_RETURN(HeteroOptions::PlanChoice choice, o.choose_plan(set, roles));
+    o.partition.decider = std::move(choice.decider);
+    h->plan_summary_ = std::move(choice.summary);
+  }
   // Fast sync: one cache line per device for the completion flag its kernels raise.
   const size_t flags = h->memory_.reserve("completion flags [device x 64 B]", names.size() * MemoryPool::kAlignment);
   TANDEM_RETURN_IF_ERROR(h->memory_.allocate());
   h->buffers_ = plan.bind(h->memory_);
 
-  // Injected faults (tests, drills) wrap the NPU: its graph builds or its runs fail.
-  std::string fault_text = o.npu_fault;
-  std::string fault_source = "--npu-fault";
-  if (const char* env = std::getenv("TANDEM_NPU_FAULT"); fault_text.empty() && env && *env) {
-    fault_text = env;
-    fault_source = "TANDEM_NPU_FAULT";
-  }
-  devices::FaultPlan faults;
-  if (!fault_text.empty()) {
-    TANDEM_ASSIGN_OR_RETURN(faults, devices::parse_fault_plan(fault_text, fault_source));
-  }
   if ((faults.any() || o.npu_cache) && o.partition.npu.empty()) {
     return InvalidArgument(std::string(faults.any() ? fault_source + ": NPU faults" : "--npu-cache: compiled programs") +
                            " need an npu in the device set");
@@ -113,8 +121,11 @@ ExecutionReport HeteroForward::execution_report() const {
   std::string set;
   for (const auto& [name, d] : devices_) set += (set.empty() ? "" : "+") + name;
   const PartitionOptions& p = options_.partition;
-  ExecutionReport r = report_with_pool(
-      set + " " + (p.npu.empty() ? std::string("(no npu: every op on ") + p.gpu + ")" : strategy_name(p.strategy)), memory_);
+  // A plan decides per matmul and length; the strategy applies where it has no entry.
+  const std::string how = p.npu.empty()      ? std::string("(no npu: every op on ") + p.gpu + ")"
+                          : p.decider ? std::string("plan (") + strategy_name(p.strategy) + " where it has no entry)"
+                                      : std::string(strategy_name(p.strategy));
+  ExecutionReport r = report_with_pool(set + " " + how, memory_);
   const DriverStats& s = driver_->stats();
   r.host_bytes_copied = s.host_bytes_copied;
   for (const auto& [name, d] : devices_) r.device_bytes_copied += d->bytes_copied();
@@ -123,6 +134,7 @@ ExecutionReport HeteroForward::execution_report() const {
   r.placed_elsewhere = partitioner_->placed_elsewhere();
   r.first_placement = partitioner_->first_placement();
   r.device_note = device_note_;
+  r.plan = plan_summary_;
   r.npu_prepare_seconds = prepare_seconds();
   r.npu_prepare_fallbacks = uint64_t(partitioner_->fallbacks());
   r.npu_run_fallbacks = s.rerun_on_fallback;

@@ -2,6 +2,8 @@
 // partition strategy into a TaskGraph that the RealDriver runs on the GPU, NPU and host workers.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -9,6 +11,7 @@
 
 #include "devices/device.h"
 #include "runtime/decoder_forward.h"
+#include "runtime/device_roles.h"
 #include "runtime/partition.h"
 #include "runtime/real_driver.h"
 
@@ -36,6 +39,14 @@ struct HeteroOptions {
   std::string npu_fault;
   // Compiled NPU programs (tandem compile); matmul shapes it holds run them (devices/npu/npu_device.h).
   std::shared_ptr<const compile_cache::CompileCache> npu_cache;
+  // Chooses each matmul's strategy once the devices are open and have their roles and before any
+  // runs (the CLI's default: the solver over this device set's cached profile). Called only with
+  // an npu in the set; its decider replaces partition.decider and its summary is the report's plan.
+  struct PlanChoice {
+    Decider decider;
+    std::string summary;  // which plan and why each matmul goes where, for `-v`
+  };
+  std::function<Result<PlanChoice>(const std::map<std::string, devices::Device*>& devices, const DeviceRoles& roles)> choose_plan;
 };
 
 class HeteroForward final : public DecoderForward {
@@ -62,6 +73,7 @@ class HeteroForward final : public DecoderForward {
   TaskGraph graph_;
   HeteroOptions options_;
   std::vector<std::string> flag_devices_;  // devices raising a completion flag in the pool
+  std::string plan_summary_;               // the plan choose_plan gave, or ""
   std::string device_note_;                // how the set was completed (a static-shape device alone), or ""
   devices::Device* npu_ = nullptr;  // the device in the NPU's role (under any fault injector); null when none
 };

@@ -3,6 +3,8 @@
 set -uo pipefail
 TANDEM=$1 SHARED=$2 WORK=$3
 rm -rf "$WORK" && mkdir -p "$WORK"
+# Device profiles (the solver's default plan) and the default model are cached here, not in ~.
+export XDG_CACHE_HOME="$WORK/xdg"
 passed=0 failed=0
 check() {  # check NAME CONDITION...
   local name=$1; shift
@@ -56,12 +58,23 @@ check "bench table rows" grep -q "pp16" <<<"$table"
 # and an injected NPU run failure that changes nothing but the warning.
 if "$TANDEM" devices 2>/dev/null | grep -q "^| opencl"; then
   cpu_ids=$("$TANDEM" run -m "$M" --prompt-ids "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37" -n 6 --ids)
+  # The solver by default: the first run profiles the device set (cached per devices + model
+  # shapes), later runs read the profile back; -v names the plan and each matmul's choice.
+  P37="1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37"
+  d1=$("$TANDEM" run -m "$M" --prompt-ids "$P37" -n 6 --ids --devices opencl,npu -v 2>"$WORK/plan1.err")
+  d2=$("$TANDEM" run -m "$M" --prompt-ids "$P37" -n 6 --ids --devices opencl,npu -v 2>"$WORK/plan2.err")
+  check "default plan tokens equal cpu" [ "$d1" == "$cpu_ids" ] && [ "$d2" == "$cpu_ids" ]
+  check "default plan profiled on the first run" grep -q "^plan  *the solver's, for npu,opencl from the device profile .*(profiled now" "$WORK/plan1.err"
+  check "default plan read back after" grep -q "^plan  *the solver's, .*(cached, profiled in" "$WORK/plan2.err"
+  check "default plan says why per matmul" grep -qE "^\| attn_q,attn_output .*\| (npu-only|gpu-only|layer|weight-centric|activation-centric|multi-tensor|hybrid|padding|online-prepare|npu-pipe): " "$WORK/plan2.err"
+  check "one profile per device set" [ "$(ls "$XDG_CACHE_HOME/tandem/profiles" | wc -l)" -eq 1 ]
   for s in hybrid padding multi-tensor; do
     h=$("$TANDEM" run -m "$M" --prompt-ids "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37" -n 6 --ids \
         --devices opencl,npu --strategy "$s" -v 2>"$WORK/hetero-$s.err")
     check "opencl,npu $s tokens equal cpu" [ "$h" == "$cpu_ids" ]
     check "opencl,npu $s reports no copies" grep -q "bytes copied    0 host (padding merges), 0 host<->device" "$WORK/hetero-$s.err"
   done
+  check "--strategy overrides the plan" bash -c "grep -q '^forward  *npu+opencl hybrid$' '$WORK/hetero-hybrid.err' && ! grep -q '^plan ' '$WORK/hetero-hybrid.err'"
   hj=$("$TANDEM" bench -m "$M" -p 40 -n 2 -r 1 --json --devices opencl,npu --strategy hybrid)
   check "bench json execution report" grep -q '"execution":{.*"npu_graphs":[1-9]' <<<"$hj"
   f=$("$TANDEM" run -m "$M" --prompt-ids "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37" -n 6 --ids \

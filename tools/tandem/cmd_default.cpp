@@ -10,19 +10,9 @@
 #include "tools/tandem/progress_bar.h"
 
 namespace tandem::cli {
-namespace {
-
-std::string cache_dir() {
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/tandem";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/tandem";
-  return ".tandem-cache";
-}
-
-}  // namespace
-
 Status run_default_job() {
   const int threads = default_threads();
-  const std::string dir = cache_dir();
+  const std::string dir = user_cache_dir();
   const std::string path = dir + "/default-demo-q4_0.gguf";
   std::printf("tandem: no model given, so this runs the built-in default.\n");
   std::printf("NOTE: the default model has RANDOM weights (shape 'demo', ~60 M parameters, Q4_0) and the\n"

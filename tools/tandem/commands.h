@@ -34,6 +34,9 @@ Status run_default_job();
 // Where the repo's data/ folder is (the built-in tokenizer): $TANDEM_DATA_DIR, else the source
 // tree the binary was built from.
 std::string data_dir();
+// Where tandem keeps what it makes once and reuses (the default model, device profiles):
+// $XDG_CACHE_HOME/tandem, else ~/.cache/tandem.
+std::string user_cache_dir();
 int default_threads();
 
 }  // namespace tandem::cli

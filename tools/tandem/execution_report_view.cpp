@@ -24,6 +24,7 @@ nlohmann::json execution_json(const ExecutionReport& r) {
           {"placed_elsewhere", r.placed_elsewhere},
           {"first_placement", r.first_placement},
           {"device_note", r.device_note},
+          {"plan", r.plan},
           {"sync", r.sync},
           {"flag_devices", r.flag_devices},
           {"fast_waits", r.fast_waits},
@@ -53,6 +54,7 @@ std::string execution_table(const ExecutionReport& r) {
         (unsigned long long)r.npu_graphs, (unsigned long long)r.npu_graphs_compiled, r.npu_prepare_seconds * 1e3,
         (unsigned long long)r.npu_prepare_fallbacks, (unsigned long long)r.npu_run_fallbacks);
     if (!r.device_note.empty()) out += "devices         " + r.device_note + "\n";
+    if (!r.plan.empty()) out += "plan            " + r.plan;
     if (r.placed_elsewhere > 0) {
       out += "placement       " + std::to_string(r.placed_elsewhere) + " ops past their role's device; first: " +
              r.first_placement + "\n";

@@ -10,6 +10,8 @@
 #include "runtime/graph_forward.h"
 #include "planner/plan.h"
 #include "runtime/hetero_forward.h"
+#include "tools/tandem/commands.h"
+#include "tools/tandem/solver_plan.h"
 
 namespace tandem::cli {
 
@@ -18,8 +20,11 @@ void DeviceOptions::add_to(CLI::App* sub) {
                   "any set of cpu, opencl, npu (e.g. opencl,npu or cpu,npu: the npu takes the NPU's role, the GPU or "
                   "else the cpu the GPU's; the cpu takes what the GPU cannot run)")
       ->capture_default_str();
-  sub->add_option("--strategy", strategy, "with an npu among several devices: gpu-only npu-only layer weight-centric activation-centric "
-                                          "multi-tensor hybrid padding online-prepare npu-pipe")->capture_default_str();
+  sub->add_option("--strategy", strategy,
+                  "with an npu among several devices: plan (the solver's, from a profile of these devices cached per model "
+                  "shapes in ~/.cache/tandem/profiles) or a fixed one: gpu-only npu-only layer weight-centric "
+                  "activation-centric multi-tensor hybrid padding online-prepare npu-pipe")
+      ->capture_default_str();
   sub->add_option("--ratio", ratio, "GPU share of weight rows for weight-centric and hybrid")->capture_default_str();
   sub->add_option("--standard-lengths", standard_lengths, "NPU static sequence lengths")->capture_default_str();
   sub->add_option("--sync", sync, "how device workers wait for kernels: fast (predicted sleep + flag polling) | blocking")
@@ -96,13 +101,29 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
   }
   HeteroOptions o;
   o.devices = names;
-  TANDEM_ASSIGN_OR_RETURN(o.partition, partition_options(d.strategy, d.ratio, d.standard_lengths));
-  if (npu_alone) o.partition.strategy = Strategy::kNpuOnly;
-  if (!d.plan.empty()) {
-    TANDEM_ASSIGN_OR_RETURN(planner::Plan plan, planner::Plan::load(d.plan));
-    o.partition.decider = planner::decider_from_plan(std::make_shared<const planner::Plan>(std::move(plan)));
-  }
+  // "plan" (the default): the solver's plan where it has an entry, hybrid at the --ratio elsewhere.
+  const bool solver = d.strategy == "plan";
+  TANDEM_ASSIGN_OR_RETURN(o.partition, partition_options(solver ? "hybrid" : d.strategy, d.ratio, d.standard_lengths));
   TANDEM_ASSIGN_OR_RETURN(o.sync, sync_mode_from_name(d.sync));
+  if (npu_alone) {
+    o.partition.strategy = Strategy::kNpuOnly;
+  } else if (!d.plan.empty()) {
+    TANDEM_ASSIGN_OR_RETURN(planner::Plan loaded, planner::Plan::load(d.plan));
+    auto plan = std::make_shared<const planner::Plan>(std::move(loaded));
+    o.partition.decider = planner::decider_from_plan(plan);
+    const std::string summary = d.plan + " (--plan, from " + plan->source + ")\n" + plan->table();
+    o.choose_plan = [plan, summary](const auto&, const auto&) -> Result<HeteroOptions::PlanChoice> {
+      return HeteroOptions::PlanChoice{planner::decider_from_plan(plan), summary};
+    };
+  } else if (solver) {
+    SolverPlanOptions sp;
+    sp.threads = threads;
+    sp.standard_lengths = o.partition.standard_lengths;
+    sp.max_len = max_batch;
+    sp.sync = o.sync;
+    sp.cache_dir = user_cache_dir();
+    o.choose_plan = solver_plan_chooser(model, sp);
+  }
   o.npu_fault = d.npu_fault;
   if (!d.npu_cache.empty()) {
     // The cache must be for this model file, this NPU target and this compiler.

@@ -15,7 +15,7 @@ namespace tandem::cli {
 
 struct DeviceOptions {
   std::string devices = "cpu";
-  std::string strategy = "hybrid";
+  std::string strategy = "plan";  // the solver's, from this device set's cached profile
   double ratio = 0.5;  // GPU share of weight rows (weight-centric, hybrid)
   std::string standard_lengths = "32,64,128,256,512,1024";
   std::string trace;  // Chrome trace output path (multi-device runs)

@@ -1,0 +1,89 @@
+#include "planner/profile_cache.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "compile_cache/sha256.h"
+#include "core/dtype.h"
+
+namespace tandem::planner {
+
+namespace {
+
+constexpr const char* kFormat = "tandem-device-profile-1";
+
+}  // namespace
+
+std::string ProfileCacheKey::file_name() const { return compile_cache::sha256_hex(text).substr(0, 20) + ".json"; }
+
+ProfileCacheKey profile_cache_key(const std::vector<std::pair<std::string, devices::DeviceCaps>>& set, const std::string& host_cpu,
+                                  const ProfileSpace& space, int threads, int reps) {
+  std::ostringstream k;
+  k << "format: " << kFormat << "\n";
+  k << "host cpu: " << host_cpu << "\n";
+  k << "threads: " << threads << "\n";
+  for (const auto& [name, caps] : set) {
+    k << "device: " << name << " (" << devices::device_kind_name(caps.kind) << ") " << caps.detail << "\n";
+  }
+  k << "weight type: " << dtype_name(space.weight_type) << "\n";
+  for (const MatmulShape& s : space.shapes) k << "matmul: " << s.name << " " << s.out << "x" << s.in << "\n";
+  k << "standard lengths:";
+  for (int n : space.standard_lengths) k << " " << n;
+  k << "\nratios:";
+  for (double r : space.ratios) k << " " << r;
+  k << "\nreps: " << reps << "\n";
+  return ProfileCacheKey{k.str()};
+}
+
+namespace {
+
+// The cost DB in `path` if it was made for exactly `key`; else why not.
+Result<CostDb> read_cached(const std::string& path, const ProfileCacheKey& key) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return NotFound("none cached for these devices and shapes");
+  std::stringstream text;
+  text << f.rdbuf();
+  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("format") || j["format"] != kFormat || !j.contains("key") || !j["key"].is_string() ||
+      !j.contains("cost_db") || !j["cost_db"].is_object()) {
+    return InvalidArgument(path + ": not a " + std::string(kFormat) + " file");
+  }
+  if (j["key"].get<std::string>() != key.text) return InvalidArgument(path + ": made for other devices or shapes");
+  return CostDb::from_json_text(j["cost_db"].dump(), path);
+}
+
+}  // namespace
+
+Result<CachedProfile> cached_profile(const std::string& dir, const ProfileCacheKey& key,
+                                     const std::function<Result<CostDb>()>& profile) {
+  CachedProfile out;
+  out.path = dir + "/" + key.file_name();
+  Result<CostDb> cached = read_cached(out.path, key);
+  if (cached.ok()) {
+    out.db = std::move(*cached);
+    out.from_cache = true;
+    out.why = "cached";
+    return out;
+  }
+  out.why = cached.status().message();
+  TANDEM_ASSIGN_OR_RETURN(out.db, profile());
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  nlohmann::json j = {{"format", kFormat}, {"key", key.text}, {"cost_db", nlohmann::json::parse(out.db.to_json())}};
+  // Written aside and renamed, so a run stopped mid-write leaves no half file for the next to read.
+  const std::string partial = out.path + ".partial";
+  std::ofstream f(partial, std::ios::binary | std::ios::trunc);
+  if (ec || !(f << j.dump(1) << "\n") || (f.close(), !f)) {
+    out.why += "; not cached: cannot write " + partial;
+    return out;
+  }
+  std::filesystem::rename(partial, out.path, ec);
+  if (ec) out.why += "; not cached: cannot rename " + partial + ": " + ec.message();
+  return out;
+}
+
+}  // namespace tandem::planner
