@@ -158,6 +158,49 @@ Decider decider_from_plan(std::shared_ptr<const Plan> plan) {
   };
 }
 
+Decider PlanUse::decider() {
+  return [self = shared_from_this()](int64_t out, int64_t in, int64_t n) -> std::optional<OpChoice> {
+    const PlanRange* r = self->plan_->find(out, in, n);
+    if (!r) return std::nullopt;
+    {
+      std::lock_guard<std::mutex> lock(self->mu_);
+      self->used_[r].insert(n);
+    }
+    return OpChoice{r->strategy, r->gpu_share};
+  };
+}
+
+std::string PlanUse::table() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line, "| %-24s | %-12s | %-16s | %-18s | %9s | %s\n", "op", "weight", "lengths run", "strategy",
+                "gpu share", "why (predicted at the plan range's first length)");
+  out += line;
+  std::snprintf(line, sizeof line, "| %-24s | %-12s | %-16s | %-18s | %9s | %s\n", "------------------------", "------------",
+                "----------------", "------------------", "--------:", "---");
+  out += line;
+  for (const PlanOp& op : plan_->ops) {
+    for (const PlanRange& r : op.ranges) {
+      auto it = used_.find(&r);
+      if (it == used_.end()) continue;
+      std::string lengths;
+      for (int64_t n : it->second) {
+        if (lengths.size() > 12) {
+          lengths += ",...";
+          break;
+        }
+        lengths += (lengths.empty() ? "" : ",") + std::to_string(n);
+      }
+      const std::string shape = std::to_string(op.out) + "x" + std::to_string(op.in);
+      std::snprintf(line, sizeof line, "| %-24s | %-12s | %-16s | %-18s | %9.2f | %s\n", op.name.c_str(), shape.c_str(),
+                    lengths.c_str(), strategy_name(r.strategy), r.gpu_share, r.why.c_str());
+      out += line;
+    }
+  }
+  return out;
+}
+
 Result<Plan> build_plan(const PerfModels& perf, const CostDb& db, const std::vector<MatmulShape>& shapes, int64_t max_len,
                         SyncMode sync) {
   if (max_len < 1 || max_len > 65536) return InvalidArgument("plan: max length " + std::to_string(max_len) + " must be in 1..65536");

@@ -3,7 +3,10 @@
 // decider picks the entry for the actual length).
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,6 +46,23 @@ struct Plan {
 // The decider a Partitioner consults: the plan's entry for the op's shape and length (nullopt
 // where the plan has none, so the run's --strategy applies).
 Decider decider_from_plan(std::shared_ptr<const Plan> plan);
+
+// The entries of a plan a run took, for `-v`: its decider records which range of which op served
+// which lengths, and table() shows only those (a plan has a range per length band; a run uses a few).
+class PlanUse : public std::enable_shared_from_this<PlanUse> {
+ public:
+  explicit PlanUse(std::shared_ptr<const Plan> plan) : plan_(std::move(plan)) {}
+  // decider_from_plan's, also recording each entry it returns (safe from any thread). The
+  // decider keeps this alive: make a PlanUse with std::make_shared.
+  Decider decider();
+  // One row per entry used: op, weight, the lengths it served, strategy, GPU share, why.
+  std::string table() const;
+
+ private:
+  std::shared_ptr<const Plan> plan_;
+  mutable std::mutex mu_;
+  std::map<const PlanRange*, std::set<int64_t>> used_;  // entry -> lengths it served
+};
 
 // Decides every length 1..max_len for every shape and merges equal neighbours into ranges.
 Result<Plan> build_plan(const PerfModels& perf, const CostDb& db, const std::vector<MatmulShape>& shapes, int64_t max_len,

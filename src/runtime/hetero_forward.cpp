@@ -64,9 +64,8 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   if (o.choose_plan && !o.partition.npu.empty()) {
     std::map<std::string, devices::Device*> set;
     for (const auto& [name, d] : opened) set[name] = d.get();
-    TANDEM_ASSIGN_OR_RETURN(HeteroOptions::PlanChoice choice, o.choose_plan(set, roles));
-    o.partition.decider = std::move(choice.decider);
-    h->plan_summary_ = std::move(choice.summary);
+    TANDEM_ASSIGN_OR_RETURN(h->plan_, o.choose_plan(set, roles));
+    o.partition.decider = h->plan_.decider;
   }
   // Fast sync: one cache line per device for the completion flag its kernels raise.
   const size_t flags = h->memory_.reserve("completion flags [device x 64 B]", names.size() * MemoryPool::kAlignment);
@@ -134,7 +133,7 @@ ExecutionReport HeteroForward::execution_report() const {
   r.placed_elsewhere = partitioner_->placed_elsewhere();
   r.first_placement = partitioner_->first_placement();
   r.device_note = device_note_;
-  r.plan = plan_summary_;
+  r.plan = plan_.summary + (plan_.taken ? plan_.taken() : std::string());
   r.npu_prepare_seconds = prepare_seconds();
   r.npu_prepare_fallbacks = uint64_t(partitioner_->fallbacks());
   r.npu_run_fallbacks = s.rerun_on_fallback;

@@ -44,7 +44,8 @@ struct HeteroOptions {
   // an npu in the set; its decider replaces partition.decider and its summary is the report's plan.
   struct PlanChoice {
     Decider decider;
-    std::string summary;  // which plan and why each matmul goes where, for `-v`
+    std::string summary;                 // which plan, and from what, for `-v`
+    std::function<std::string()> taken;  // the plan's entries the run took so far and why (may be empty)
   };
   std::function<Result<PlanChoice>(const std::map<std::string, devices::Device*>& devices, const DeviceRoles& roles)> choose_plan;
 };
@@ -73,7 +74,7 @@ class HeteroForward final : public DecoderForward {
   TaskGraph graph_;
   HeteroOptions options_;
   std::vector<std::string> flag_devices_;  // devices raising a completion flag in the pool
-  std::string plan_summary_;               // the plan choose_plan gave, or ""
+  HeteroOptions::PlanChoice plan_;         // what choose_plan gave, if it was called
   std::string device_note_;                // how the set was completed (a static-shape device alone), or ""
   devices::Device* npu_ = nullptr;  // the device in the NPU's role (under any fault injector); null when none
 };

@@ -66,7 +66,9 @@ if "$TANDEM" devices 2>/dev/null | grep -q "^| opencl"; then
   check "default plan tokens equal cpu" [ "$d1" == "$cpu_ids" ] && [ "$d2" == "$cpu_ids" ]
   check "default plan profiled on the first run" grep -q "^plan  *the solver's, for npu,opencl from the device profile .*(profiled now" "$WORK/plan1.err"
   check "default plan read back after" grep -q "^plan  *the solver's, .*(cached, profiled in" "$WORK/plan2.err"
-  check "default plan says why per matmul" grep -qE "^\| attn_q,attn_output .*\| (npu-only|gpu-only|layer|weight-centric|activation-centric|multi-tensor|hybrid|padding|online-prepare|npu-pipe): " "$WORK/plan2.err"
+  for n in 1 37; do  # the decode and the prompt length, each with the plan's reason
+    check "default plan says why attn_q ran as it did at length $n" grep -qE "^\\| attn_q,attn_output +\\| 64x64 +\\| ([0-9,]*,)?$n(,[0-9]+)* +\\| [a-z-]+ +\\| +[0-9.]+ \\| [a-z-]+( \\(gpu [0-9.]+\\))?: [0-9.]+ ms < " "$WORK/plan2.err"
+  done
   check "one profile per device set" [ "$(ls "$XDG_CACHE_HOME/tandem/profiles" | wc -l)" -eq 1 ]
   for s in hybrid padding multi-tensor; do
     h=$("$TANDEM" run -m "$M" --prompt-ids "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37" -n 6 --ids \

@@ -104,5 +104,31 @@ TEST(PerfModels, APartIsLookedUpUnderItsParent) {
   EXPECT_FALSE(p.npu(416, 4096, 1).has_value()) << "no whole 416-row weight was profiled";
 }
 
+TEST(PlanUse, ShowsOnlyTheEntriesARunTookWithTheLengthsTheyServed) {
+  const CostDb db = small_db();
+  const PerfModels perf(db);
+  auto plan = build_plan(perf, db, {MatmulShape{"attn_q", 256, 256}}, 64, SyncMode::kFast);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  auto shared = std::make_shared<const Plan>(*plan);
+  auto use = std::make_shared<PlanUse>(shared);
+  const Decider decide_op = use->decider();
+  const PlanRange* at1 = shared->find(256, 256, 1);
+  const PlanRange* at40 = shared->find(256, 256, 40);
+  ASSERT_TRUE(at1 && at40);
+  auto c1 = decide_op(256, 256, 1);
+  ASSERT_TRUE(c1.has_value());
+  EXPECT_EQ(c1->strategy, at1->strategy);
+  ASSERT_TRUE(decide_op(256, 256, 40).has_value());
+  EXPECT_FALSE(decide_op(256, 256, 65).has_value());  // past the plan: the run's strategy applies
+  EXPECT_FALSE(decide_op(128, 256, 1).has_value());   // a shape the plan lacks
+  const std::string table = use->table();
+  size_t rows = 0;
+  for (size_t at = 0; (at = table.find("| attn_q ", at)) != std::string::npos; ++at) ++rows;
+  EXPECT_EQ(rows, at1 == at40 ? 1u : 2u) << table;
+  EXPECT_NE(table.find(at1->why), std::string::npos) << table;
+  EXPECT_NE(table.find(at40->why), std::string::npos) << table;
+  EXPECT_EQ(table.find("65"), std::string::npos) << table;
+}
+
 }  // namespace
 }  // namespace tandem::planner

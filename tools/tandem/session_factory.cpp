@@ -110,10 +110,10 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
   } else if (!d.plan.empty()) {
     TANDEM_ASSIGN_OR_RETURN(planner::Plan loaded, planner::Plan::load(d.plan));
     auto plan = std::make_shared<const planner::Plan>(std::move(loaded));
-    o.partition.decider = planner::decider_from_plan(plan);
-    const std::string summary = d.plan + " (--plan, from " + plan->source + ")\n" + plan->table();
+    const std::string summary = d.plan + " (--plan, from " + plan->source + ")\n";
     o.choose_plan = [plan, summary](const auto&, const auto&) -> Result<HeteroOptions::PlanChoice> {
-      return HeteroOptions::PlanChoice{planner::decider_from_plan(plan), summary};
+      auto use = std::make_shared<planner::PlanUse>(plan);
+      return HeteroOptions::PlanChoice{use->decider(), summary, [use] { return use->table(); }};
     };
   } else if (solver) {
     SolverPlanOptions sp;

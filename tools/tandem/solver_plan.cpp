@@ -57,8 +57,10 @@ std::function<Result<HeteroOptions::PlanChoice>(const std::map<std::string, devi
       std::snprintf(head, sizeof head, "the solver's, for %s from the device profile %s (profiled now in %.1f s: %s)\n",
                     names.c_str(), cached.path.c_str(), cached.db.profile_seconds, cached.why.c_str());
     }
-    choice.summary = head + plan.table();
-    choice.decider = planner::decider_from_plan(std::make_shared<const planner::Plan>(std::move(plan)));
+    choice.summary = head;
+    auto use = std::make_shared<planner::PlanUse>(std::make_shared<const planner::Plan>(std::move(plan)));
+    choice.decider = use->decider();
+    choice.taken = [use] { return use->table(); };
     return choice;
   };
 }
