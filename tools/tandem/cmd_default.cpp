@@ -1,19 +1,67 @@
+// What `tandem` does with no subcommand (README command 1): the main job on a built-in model.
+// A CPU generation and bench first, then the same prompt on this machine's devices at once with the
+// solver's plan, then the same model predicted on the modeled Snapdragon 8 Gen 3, and one table of
+// all three saying what is measured, what is emulated and what is predicted.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <vector>
 
+#include "devices/cpu/matmul/matmul.h"
+#include "devices/registry.h"
 #include "model/gen_model.h"
 #include "runtime/session.h"
 #include "tools/tandem/bench.h"
 #include "tools/tandem/commands.h"
+#include "tools/tandem/execution_report_view.h"
 #include "tools/tandem/progress_bar.h"
+#include "tools/tandem/session_factory.h"
+#include "tools/tandem/simulation.h"
 
 namespace tandem::cli {
+namespace {
+
+constexpr int kGenerate = 32;
+// Long enough that the prompt is a real prefill (the NPU's static lengths pad it in place).
+const char* const kPrompt =
+    "Once upon a time, in a small village at the edge of a great forest, there lived an old clockmaker who "
+    "could mend anything but his own heart.";
+
+struct Generation {
+  std::vector<TokenId> ids;
+  GenerateStats stats;
+};
+
+// Greedy, so the devices' tokens can be compared with the cpu's; the text is printed as it comes
+// unless quiet.
+Result<Generation> generate(const Model& model, Session& session, const std::vector<TokenId>& prompt, bool quiet = false) {
+  GenerateOptions g;
+  g.n_predict = kGenerate;
+  g.sampler.temperature = 0.0f;
+  Generation out;
+  if (!quiet) std::cout << kPrompt;
+  TANDEM_RETURN_IF_ERROR(session.generate(prompt, g, [&](TokenId t) {
+    out.ids.push_back(t);
+    if (!quiet) std::cout << model.tokenizer().token_to_piece(t, false) << std::flush;
+    return true;
+  }, &out.stats));
+  if (quiet) return out;
+  std::printf("\n(prompt %d tokens at %.1f tok/s, %d generated at %.1f tok/s)\n", out.stats.n_prompt,
+              out.stats.n_prompt / std::max(1e-9, out.stats.prefill_seconds), out.stats.n_generated,
+              out.stats.n_generated / std::max(1e-9, out.stats.decode_seconds));
+  return out;
+}
+
+double rate(int n, double seconds) { return seconds > 0 ? n / seconds : 0.0; }
+
+}  // namespace
+
 Status run_default_job() {
   const int threads = default_threads();
   const std::string dir = user_cache_dir();
   const std::string path = dir + "/default-demo-q4_0.gguf";
+  const std::string trace = dir + "/default-demo-trace.json";
   std::printf("tandem: no model given, so this runs the built-in default.\n");
   std::printf("NOTE: the default model has RANDOM weights (shape 'demo', ~60 M parameters, Q4_0) and the\n"
               "      Llama SentencePiece tokenizer, so the text below is noise; the speed is real.\n\n");
@@ -21,7 +69,7 @@ Status run_default_job() {
   std::filesystem::create_directories(dir, ec);
   if (ec) return IoError(dir + ": cannot create the cache folder: " + ec.message());
   if (!std::filesystem::exists(path)) {
-    std::printf("[1/3] building the default model at %s ...\n", path.c_str());
+    std::printf("[1/5] building the default model at %s ...\n", path.c_str());
     GenModelOptions g;
     g.shape = *model_preset("demo");
     g.type = DType::Q4_0;
@@ -32,25 +80,25 @@ Status run_default_job() {
     // The writer writes PATH.partial and renames it, so an interrupted run leaves no half model.
     TANDEM_RETURN_IF_ERROR(generate_model(g, path));
   } else {
-    std::printf("[1/3] using the default model at %s\n", path.c_str());
+    std::printf("[1/5] using the default model at %s\n", path.c_str());
   }
   TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<Model> model, Model::load(path));
+  const std::vector<TokenId> prompt = model->tokenizer().encode(kPrompt, true, true);
 
-  const std::string prompt = "Once upon a time";
-  std::printf("\n[2/3] tandem run -m %s -p \"%s\" -n 32 --seed 1\n%s", path.c_str(), prompt.c_str(), prompt.c_str());
-  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::create(model, {threads, 256, 256}));
-  GenerateOptions g;
-  g.n_predict = 32;
-  g.sampler.seed = 1;
-  GenerateStats st;
-  TANDEM_RETURN_IF_ERROR(session->generate(model->tokenizer().encode(prompt, true, true), g, [&](TokenId t) {
-    std::cout << model->tokenizer().token_to_piece(t, false) << std::flush;
-    return true;
-  }, &st));
-  std::printf("\n(%d tokens at %.1f tok/s)\n", st.n_generated,
-              st.decode_seconds > 0 ? st.n_generated / st.decode_seconds : 0.0);
+  std::printf("\n[2/5] tandem run -m %s -p \"...\" -n %d --temp 0   (the cpu, %d threads)\n", path.c_str(), kGenerate, threads);
+  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<Session> cpu_session, Session::create(model, {threads, 256, 256}));
+  TANDEM_ASSIGN_OR_RETURN(Generation cpu, generate(*model, *cpu_session, prompt));
+  // The devices compute in fp32; the cpu's prefill GEMM rounds activations to bf16 for speed
+  // (llama.cpp rounds them to q8_0), which can flip an argmax where a random model's logits nearly
+  // tie. The devices' tokens are compared with the cpu's at fp32 too, generated here quietly.
+  const cpu::GemmPrecision precision = cpu::gemm_precision();
+  cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
+  Result<Generation> cpu_fp32 = generate(*model, *cpu_session, prompt, /*quiet=*/true);
+  cpu::set_gemm_precision(precision);
+  TANDEM_RETURN_IF_ERROR(cpu_fp32.status());
+  cpu_session.reset();
 
-  std::printf("\n[3/3] tandem bench -m %s -p 128 -n 32 -r 3 -t %d\n", path.c_str(), threads);
+  std::printf("\n[3/5] tandem bench -m %s -p 128 -n 32 -r 3 -t %d\n", path.c_str(), threads);
   BenchOptions b;
   b.n_prompt = 128;
   b.n_gen = 32;
@@ -61,11 +109,63 @@ Status run_default_job() {
   TANDEM_ASSIGN_OR_RETURN(BenchResult r, run_bench(model, b));
   print_bench(*model, b, r, false, path);
 
+  // The machine's devices at once: the GPU's role (OpenCL; PoCL on a CPU) with the NPU (the
+  // emulated one), or the cpu in the GPU's role where there is no OpenCL device.
+  bool opencl = false;
+  for (const devices::DeviceListing& d : devices::list_devices(model, threads)) opencl |= d.name == "opencl" && d.available;
+  DeviceOptions hetero;
+  hetero.devices = opencl ? "opencl,npu" : "cpu,npu";
+  hetero.trace = trace;
+  std::printf("\n[4/5] tandem run -m %s -p \"...\" -n %d --temp 0 --devices %s -v --trace %s\n", path.c_str(), kGenerate,
+              hetero.devices.c_str(), trace.c_str());
+  std::printf("      (the solver's plan, from a profile of these devices made once and cached in %s/profiles)\n", dir.c_str());
+  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<Forward> forward, make_forward(model, hetero, threads, 256, 256));
+  std::unique_ptr<Session> hetero_session = Session::over(model, std::move(forward));
+  TANDEM_ASSIGN_OR_RETURN(Generation devices_run, generate(*model, *hetero_session, prompt));
+  TANDEM_RETURN_IF_ERROR(hetero_session->forward().write_trace(trace));
+  std::printf("%s", execution_table(hetero_session->forward().execution_report()).c_str());
+  std::printf("timeline: %s (open it in https://ui.perfetto.dev: a track per device, one for sync)\n", trace.c_str());
+  const bool same = devices_run.ids == cpu_fp32->ids;
+  std::printf("greedy tokens: %s", same ? "equal to the cpu's at fp32 activations" : "DIFFERENT from the cpu's at fp32 activations");
+  if (cpu_fp32->ids != cpu.ids) std::printf(" (the cpu's default bf16-activation prefill flipped a near-tie on this random model)");
+  std::printf("\n");
+
+  std::printf("\n[5/5] tandem simulate --soc sd8gen3 -m %s --prompt %d --gen %d   (the solver's plan for the SoC model)\n",
+              path.c_str(), cpu.stats.n_prompt, kGenerate);
+  SimulationRequest q;
+  q.prompt = cpu.stats.n_prompt;
+  q.gen = kGenerate;
+  TANDEM_ASSIGN_OR_RETURN(Simulation sim, simulate_request(*model, q));
+
+  std::printf("\nThe same model, prompt (%d tokens) and %d greedy tokens, three ways:\n", cpu.stats.n_prompt, kGenerate);
+  auto row = [](const std::string& where, const std::string& what, double prefill, double decode, const char* tokens) {
+    std::printf("| %-40s | %-40s | %11.1f | %10.1f | %-13s |\n", where.c_str(), what.c_str(), prefill, decode, tokens);
+  };
+  std::printf("| %-40s | %-40s | %11s | %10s | %-13s |\n", "where", "devices, partition", "prefill t/s", "decode t/s", "greedy tokens");
+  std::printf("| %s | %s | %s | %s | %s |\n", std::string(40, '-').c_str(), std::string(40, '-').c_str(), "----------:",
+              "---------:", "-------------");
+  row("this machine, measured", "cpu, " + std::to_string(threads) + " threads", rate(cpu.stats.n_prompt, cpu.stats.prefill_seconds),
+      rate(cpu.stats.n_generated, cpu.stats.decode_seconds), "the reference");
+  row("this machine, measured", hetero.devices + ", the solver's plan", rate(devices_run.stats.n_prompt, devices_run.stats.prefill_seconds),
+      rate(devices_run.stats.n_generated, devices_run.stats.decode_seconds), same ? "equal" : "DIFFERENT");
+  row("Snapdragon 8 Gen 3 (" + sim.soc + "), predicted", "gpu,npu, " + sim.strategy, sim.result.prefill_tok_s,
+      sim.result.decode_tok_s, "-");
+  std::printf("Measured here: the cpu%s.\n"
+              "Emulated here: the npu, a functional + timed model of a Hexagon-like NPU on the same cores, so the\n"
+              "  second row shows the mechanism (the plan's splits, the sync, equal tokens), not a phone's speed.\n"
+              "Predicted: the last row, the simulator's model of the SoC (data/soc/%s.json, every number with its\n"
+              "  source) running the same partitioner and solver.\n",
+              opencl ? " and OpenCL (PoCL, on this machine's CPU cores)" : " (no OpenCL device here: the cpu took the GPU's role)",
+              sim.soc.c_str());
+
   std::printf("\nTo run your own model (a GGUF of a llama, qwen2, qwen3, phi3, gemma2 or gemma3 model, f32/f16/bf16/q8_0/q4_0):\n"
               "  build/release/bin/tandem run -m YOUR_MODEL.gguf -p \"Your prompt\" -n 128\n"
+              "  build/release/bin/tandem run -m YOUR_MODEL.gguf -p \"Your prompt\" --devices opencl,npu -v\n"
               "  build/release/bin/tandem bench -m YOUR_MODEL.gguf\n"
               "or make a random model of a real shape:\n"
               "  build/release/bin/tandem gen-model --preset tinyllama-1.1b --type q4_0 -o tinyllama-q4_0.gguf\n");
+  std::fflush(stdout);
+  if (!same) return Internal("the devices' greedy tokens differ from the cpu's (a bug: please report it with this output)");
   return Status::Ok();
 }
 
