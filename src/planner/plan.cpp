@@ -25,8 +25,13 @@ std::string Plan::to_json() const {
   for (const PlanOp& op : ops) {
     json ranges = json::array();
     for (const PlanRange& r : op.ranges) {
-      ranges.push_back({{"n_min", r.n_min}, {"n_max", r.n_max}, {"strategy", strategy_name(r.strategy)},
-                        {"gpu_share", r.gpu_share}, {"seconds", r.seconds}, {"why", r.why}});
+      json jr = {{"n_min", r.n_min}, {"n_max", r.n_max}, {"strategy", strategy_name(r.strategy)},
+                 {"gpu_share", r.gpu_share}, {"seconds", r.seconds}, {"why", r.why}};
+      if (r.strategy == Strategy::kMultiTensor) {
+        jr["npu_chunk"] = r.npu_chunk;
+        jr["npu_chunks"] = r.npu_chunks;
+      }
+      ranges.push_back(std::move(jr));
     }
     jops.push_back({{"name", op.name}, {"out", op.out}, {"in", op.in}, {"ranges", ranges}});
   }
@@ -105,6 +110,17 @@ Result<Plan> parse(const json& j, const std::string& file) {
       pr.seconds = sec.get<double>();
       if (!at(r, "why").is_string()) return bad(file, rw + ".why", at(r, "why"), "a string");
       pr.why = at(r, "why").get<std::string>();
+      // multi-tensor's chunk length and count: optional (absent: the runtime's default), both or none.
+      if (pr.strategy == Strategy::kMultiTensor && (r.contains("npu_chunk") || r.contains("npu_chunks"))) {
+        if (!positive_int(at(r, "npu_chunk"))) return bad(file, rw + ".npu_chunk", at(r, "npu_chunk"), "a positive integer");
+        if (!positive_int(at(r, "npu_chunks"))) return bad(file, rw + ".npu_chunks", at(r, "npu_chunks"), "a positive integer");
+        pr.npu_chunk = at(r, "npu_chunk").get<int64_t>();
+        pr.npu_chunks = at(r, "npu_chunks").get<int64_t>();
+        if (pr.npu_chunk * pr.npu_chunks > pr.n_min) {
+          return bad(file, rw + ".npu_chunks", at(r, "npu_chunks"),
+                     ("chunks that fit the range's shortest length, " + std::to_string(pr.n_min) + " rows").c_str());
+        }
+      }
       next = pr.n_max + 1;
       op.ranges.push_back(std::move(pr));
     }
@@ -154,7 +170,7 @@ Decider decider_from_plan(std::shared_ptr<const Plan> plan) {
   return [plan](int64_t out, int64_t in, int64_t n) -> std::optional<OpChoice> {
     const PlanRange* r = plan->find(out, in, n);
     if (!r) return std::nullopt;
-    return OpChoice{r->strategy, r->gpu_share};
+    return OpChoice{r->strategy, r->gpu_share, r->npu_chunk, r->npu_chunks};
   };
 }
 
@@ -166,7 +182,7 @@ Decider PlanUse::decider() {
       std::lock_guard<std::mutex> lock(self->mu_);
       self->used_[r].insert(n);
     }
-    return OpChoice{r->strategy, r->gpu_share};
+    return OpChoice{r->strategy, r->gpu_share, r->npu_chunk, r->npu_chunks};
   };
 }
 
@@ -215,12 +231,15 @@ Result<Plan> build_plan(const PerfModels& perf, const CostDb& db, const std::vec
       PlanRange* last = op.ranges.empty() ? nullptr : &op.ranges.back();
       // Only weight-centric and hybrid split by gpu_share; for the others it is a by-product of
       // the length (activation-centric's remainder), so equal strategies make one range.
+      // Multi-tensor's share is a by-product too, but its chunk length and count are the choice.
       const bool share_matters = d.best.strategy == Strategy::kWeightCentric || d.best.strategy == Strategy::kHybrid;
-      if (last && last->strategy == d.best.strategy && (!share_matters || last->gpu_share == d.best.gpu_share)) {
+      if (last && last->strategy == d.best.strategy && (!share_matters || last->gpu_share == d.best.gpu_share) &&
+          last->npu_chunk == d.best.npu_chunk && last->npu_chunks == d.best.npu_chunks) {
         last->n_max = n;
         continue;
       }
-      op.ranges.push_back(PlanRange{n, n, d.best.strategy, d.best.gpu_share, d.best.seconds, d.explain()});
+      op.ranges.push_back(
+          PlanRange{n, n, d.best.strategy, d.best.gpu_share, d.best.npu_chunk, d.best.npu_chunks, d.best.seconds, d.explain()});
     }
     p.ops.push_back(std::move(op));
   }

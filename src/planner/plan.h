@@ -19,6 +19,7 @@ struct PlanRange {
   int64_t n_min = 1, n_max = 1;  // inclusive
   Strategy strategy = Strategy::kGpuOnly;
   double gpu_share = 1.0;
+  int64_t npu_chunk = 0, npu_chunks = 0;  // multi-tensor: the NPU's chunk length and count (OpChoice)
   double seconds = 0;  // predicted at n_min
   std::string why;     // the decision at n_min explained
 };

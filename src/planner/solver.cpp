@@ -21,6 +21,8 @@ std::string Decision::explain() const {
     char b[32];
     std::snprintf(b, sizeof b, " (gpu %.2f)", best.gpu_share);
     s += b;
+  } else if (best.strategy == Strategy::kMultiTensor) {
+    s += " (" + std::to_string(best.npu_chunks) + " x " + std::to_string(best.npu_chunk) + " rows on the npu)";
   }
   s += ": " + ms(best.seconds);
   for (size_t i = 1; i < alternatives.size() && i < 5; ++i) {
@@ -43,7 +45,7 @@ Result<Decision> decide(const PerfModels& perf, const CostDb& db, int64_t out, i
   for (int64_t l : lengths)
     if (l <= n) L = l;
   auto add = [&](Strategy s, double share, double t, std::string detail) {
-    d.alternatives.push_back(Alternative{s, share, t, std::move(detail)});
+    d.alternatives.push_back(Alternative{s, share, t, 0, 0, std::move(detail)});
   };
 
   if (auto g = perf.gpu(out, in, n)) add(Strategy::kGpuOnly, 1.0, *g, "gpu " + ms(*g));
@@ -81,15 +83,6 @@ Result<Decision> decide(const PerfModels& perf, const CostDb& db, int64_t out, i
           "npu " + std::to_string(L) + " rows " + ms(*npu_l) + " | gpu " + std::to_string(n - L) + " rows " + ms(*g) +
               " + sync " + ms(t_sync));
     }
-    for (int64_t k = 2; npu_l && k * L <= n; ++k) {
-      const double t_npu = double(k) * *npu_l;
-      const int64_t rest = n - k * L;
-      const double t_gpu = rest > 0 ? perf.gpu(out, in, rest).value_or(1e30) : 0.0;
-      if (t_gpu >= 1e30) continue;
-      add(Strategy::kMultiTensor, double(rest) / double(n), std::max(t_npu, t_gpu) + t_sync,
-          std::to_string(k) + " x npu " + std::to_string(L) + " rows " + ms(t_npu) + " | gpu " + std::to_string(rest) +
-              " rows " + ms(t_gpu) + " + sync " + ms(t_sync));
-    }
   }
   for (int64_t rows : perf.split_rows(out, in)) {
     const double share = double(out - rows) / double(out);
@@ -107,6 +100,25 @@ Result<Decision> decide(const PerfModels& perf, const CostDb& db, int64_t out, i
             "gpu " + std::to_string(out - rows) + " weight rows " + ms(*g) + " | npu " + std::to_string(rows) + " rows: " +
                 std::to_string(L) + " " + ms(*a) + " + " + std::to_string(n - L) + " padded " + ms(*b) + " + sync " + ms(t_sync));
       }
+    }
+  }
+  // multi-tensor: k chunks of any standard length l back to back on the NPU (k >= 2; one chunk is
+  // activation-centric), the rest on the GPU alongside. Listed last: on a tie a simpler strategy wins. With lengths that double, only chunks
+  // shorter than the largest standard length that fits can repeat.
+  for (int64_t l : lengths) {
+    if (l >= n) break;
+    const auto npu_l = perf.npu(out, in, l);
+    if (!npu_l) continue;
+    for (int64_t k = 2; k * l <= n; ++k) {
+      const double t_npu = double(k) * *npu_l;
+      const int64_t rest = n - k * l;
+      const double t_gpu = rest > 0 ? perf.gpu(out, in, rest).value_or(1e30) : 0.0;
+      if (t_gpu >= 1e30) continue;
+      add(Strategy::kMultiTensor, double(rest) / double(n), std::max(t_npu, t_gpu) + t_sync,
+          std::to_string(k) + " x npu " + std::to_string(l) + " rows " + ms(t_npu) + " | gpu " + std::to_string(rest) +
+              " rows " + ms(t_gpu) + " + sync " + ms(t_sync));
+      d.alternatives.back().npu_chunk = l;
+      d.alternatives.back().npu_chunks = k;
     }
   }
   if (d.alternatives.empty()) {

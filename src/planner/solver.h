@@ -20,6 +20,7 @@ struct Alternative {
   Strategy strategy;
   double gpu_share = 1.0;  // weight rows on the GPU (weight-centric, hybrid); 1 gpu-only, 0 NPU-only
   double seconds = 0;
+  int64_t npu_chunk = 0, npu_chunks = 0;  // multi-tensor: chunks of npu_chunk rows on the NPU (OpChoice)
   std::string detail;      // how the time arises: "npu 256 rows 1.88 ms | gpu 44 rows 1.90 ms + sync 0.01"
 };
 

@@ -243,20 +243,20 @@ std::vector<int> Partitioner::lower(const OpCall& op, bool splittable, const std
     t.label = label + " " + t.device;
     return {g.add(std::move(t))};
   }
-  Strategy strategy = opt_.strategy;
-  double share = opt_.gpu_share;
+  OpChoice choice{opt_.strategy, opt_.gpu_share};
   if (opt_.decider) {
     if (std::optional<OpChoice> c = opt_.decider(op.weight->rows, op.weight->cols, op.out.rows)) {
-      strategy = c->strategy;
-      share = c->gpu_share;
+      choice = *c;
       ++decided_;
     }
   }
-  return lower_split(op, strategy, share, after, g, label);
+  return lower_split(op, choice, after, g, label);
 }
 
-std::vector<int> Partitioner::lower_split(const OpCall& op, Strategy strategy, double share, const std::vector<int>& after,
+std::vector<int> Partitioner::lower_split(const OpCall& op, const OpChoice& choice, const std::vector<int>& after,
                                           TaskGraph& g, const std::string& label) {
+  const Strategy strategy = choice.strategy;
+  const double share = choice.gpu_share;
   const int64_t n = op.out.rows, R = op.weight->rows;
   auto join = [](std::vector<int> a, const std::vector<int>& b) {
     a.insert(a.end(), b.begin(), b.end());
@@ -280,10 +280,14 @@ std::vector<int> Partitioner::lower_split(const OpCall& op, Strategy strategy, d
       return join(npu_part(op, 0, L, 0, R, after, g, label, false), gpu_part(op, L, n, 0, R, after, g, label));
     }
     case Strategy::kMultiTensor: {
-      // Several standard chunks back to back on the NPU, one remainder on the GPU alongside.
-      const int64_t L = is_standard(n) ? n : largest_standard_at_most(n);
+      // Several standard chunks back to back on the NPU, one remainder on the GPU alongside: the
+      // solver's chunk length and count where it gave them (and they fit), else the largest
+      // standard length, as many times as it fits.
+      const bool chosen = choice.npu_chunk > 0 && choice.npu_chunks > 0 && is_standard(choice.npu_chunk) &&
+                          choice.npu_chunk * choice.npu_chunks <= n;
+      const int64_t L = chosen ? choice.npu_chunk : is_standard(n) ? n : largest_standard_at_most(n);
       if (L == 0) return gpu_part(op, 0, n, 0, R, after, g, label);
-      const int64_t chunks = n / L;
+      const int64_t chunks = chosen ? choice.npu_chunks : n / L;
       std::vector<int> npu_deps = after;
       for (int64_t c = 0; c < chunks; ++c) npu_deps = npu_part(op, c * L, (c + 1) * L, 0, R, npu_deps, g, label, false);
       return join(npu_deps, gpu_part(op, chunks * L, n, 0, R, after, g, label));

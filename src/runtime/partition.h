@@ -32,6 +32,9 @@ std::vector<std::string> strategy_names();
 struct OpChoice {
   Strategy strategy;
   double gpu_share;
+  // multi-tensor: `npu_chunks` chunks of `npu_chunk` rows (a standard length) on the NPU back to
+  // back, the rest on the GPU alongside. 0: the largest standard length <= n, as many as fit.
+  int64_t npu_chunk = 0, npu_chunks = 0;
 };
 using Decider = std::function<std::optional<OpChoice>(int64_t out, int64_t in, int64_t n)>;
 
@@ -98,7 +101,7 @@ class Partitioner {
   std::vector<int> npu_pipe(const graph::OpCall& op, const std::vector<int>& after, TaskGraph& g,
                             const std::string& label);
   int64_t gpu_rows_of(const graph::OpCall& op, double gpu_share) const;  // weight-centric split point
-  std::vector<int> lower_split(const graph::OpCall& op, Strategy s, double gpu_share, const std::vector<int>& after,
+  std::vector<int> lower_split(const graph::OpCall& op, const OpChoice& choice, const std::vector<int>& after,
                                TaskGraph& g, const std::string& label);
 
   // The device that runs `call` in the GPU's role: `gpu`, else the first fallback supporting it.

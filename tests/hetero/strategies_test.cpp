@@ -439,6 +439,37 @@ TEST(Strategies, APlanDecidesEachMatmulAndKeepsTheOutput) {
   EXPECT_EQ(greedy(**again, prompt, 5, n_vocab), greedy(**cpu_only, prompt, 5, n_vocab));
 }
 
+// Multi-tensor takes the solver's chunk length and count: 2 x 4 rows on the NPU and the other 5
+// on the GPU for a 13-row prompt (without them: one 8-row chunk, the largest standard length).
+TEST(Strategies, MultiTensorRunsTheChunksThePlanChose) {
+  if (!opencl_available()) TANDEM_OPENCL_MISSING("no OpenCL device");
+  cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
+  auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q8_0));
+  ASSERT_TRUE(model);
+  const int n_vocab = model->config().n_vocab;
+  const std::vector<TokenId> prompt{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9};
+  HeteroOptions o = small_options(Strategy::kGpuOnly);
+  o.partition.decider = [](int64_t, int64_t, int64_t n) -> std::optional<OpChoice> {
+    if (n == 1) return std::nullopt;
+    return OpChoice{Strategy::kMultiTensor, 5.0 / 13.0, /*npu_chunk=*/4, /*npu_chunks=*/2};
+  };
+  auto h = HeteroForward::create(model, o);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  std::vector<float> logits(static_cast<size_t>(n_vocab));
+  ASSERT_TRUE((*h)->eval(prompt, 0, logits.data()).ok());
+  const std::string dump = (*h)->last_graph().dump();
+  EXPECT_NE(dump.find("'blk.0.attn_q.weight' rows [0, 64) x 13 npu rows 0:4 "), std::string::npos) << dump;
+  EXPECT_NE(dump.find("'blk.0.attn_q.weight' rows [0, 64) x 13 npu rows 4:8 "), std::string::npos) << dump;
+  EXPECT_NE(dump.find("'blk.0.attn_q.weight' rows [0, 64) x 13 opencl rows 8:13 "), std::string::npos) << dump;
+  EXPECT_EQ(dump.find("npu rows 0:8"), std::string::npos) << "the plan's chunks, not the default one\n" << dump;
+
+  auto again = HeteroForward::create(model, o);
+  ASSERT_TRUE(again.ok());
+  auto cpu_only = make_cpu_forward(model, {2, 64, 16});
+  ASSERT_TRUE(cpu_only.ok());
+  EXPECT_EQ(greedy(**again, prompt, 5, n_vocab), greedy(**cpu_only, prompt, 5, n_vocab));
+}
+
 TEST(Strategies, BadFaultPlanIsRefusedWithItsSource) {
   auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q4_0));
   ASSERT_TRUE(model);

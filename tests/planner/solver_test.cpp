@@ -2,6 +2,9 @@
 // and the perf models interpolate (GPU) and step (NPU) as SEEDS A.5 prescribes.
 #include <gtest/gtest.h>
 
+#include <map>
+
+#include "planner/plan.h"
 #include "planner/solver.h"
 
 namespace tandem::planner {
@@ -78,6 +81,9 @@ TEST(Solver, DynamicLengthsUseTheStandardPartOnTheNpu) {
   // neither npu-only nor padding exists. Each candidate of the SEEDS formula on table(1e-8, 2e-5),
   // with T_sync = 10 us (fast), GPU(r, n) = 1e-8 r n + 20 us (linear in n: extrapolation is exact)
   // and NPU(r, graph g) = 2e-5 r/1024 g/32:
+  //   multi-tensor (best) 9 x 32 rows: max(NPU 9 x 20 = 180 us, GPU 12 rows = 122.88 + 20 us)
+  //                       + sync                                                         = 0.190 ms
+  //                       (2 x 128, 4 x 64 or 8 x 32 leave 44 rows on the GPU: >= 0.48 ms)
   //   npu-pipe            300 = 256 + 32 + 12 (padded to the 32-row graph):
   //                       NPU 2e-5 (8 + 1 + 1) = 200 us, + sync                        = 0.210 ms
   //   activation-centric  max(NPU 256 = 160 us, GPU 44 rows = 450.56 + 20 us) + sync     = 0.48056 ms
@@ -86,22 +92,60 @@ TEST(Solver, DynamicLengthsUseTheStandardPartOnTheNpu) {
   //   gpu-only            1e-8 x 1024 x 300 + 20 us                                      = 3.092 ms
   //   online-prepare      NPU exact 2e-5 x 300/32 = 187.5 us + build 5 ms + 1e-9 x 300 x
   //                       (1024 + 1024) x 2 = 1.2288 ms, + sync                          = 6.4263 ms
-  //   multi-tensor        none (2 x 256 > 300); weight-centric: no NPU graph of 300 rows
-  // So npu-pipe, then activation-centric.
+  //   weight-centric: no NPU graph of 300 rows
+  // So nine 32-row chunks on the NPU beside 12 rows on the GPU, then npu-pipe, then activation-centric.
   const CostDb db = table(1e-8, 2e-5);
   const PerfModels p(db);
   auto d = decide(p, db, 1024, 1024, 300, SyncMode::kFast);
   ASSERT_TRUE(d.ok());
   for (const Alternative& a : d->alternatives) EXPECT_NE(a.strategy, Strategy::kPadding) << "no graph holds 300 rows";
-  EXPECT_EQ(d->best.strategy, Strategy::kNpuPipe) << d->explain();
-  EXPECT_NEAR(d->best.seconds, 0.210e-3, 1e-12) << d->explain();
-  ASSERT_GE(d->alternatives.size(), 5u) << d->explain();
-  EXPECT_EQ(d->alternatives[1].strategy, Strategy::kActivationCentric) << d->explain();
-  EXPECT_NEAR(d->alternatives[1].seconds, 0.48056e-3, 1e-12) << d->explain();
-  EXPECT_EQ(d->alternatives[2].strategy, Strategy::kHybrid) << d->explain();
-  EXPECT_NEAR(d->alternatives[2].seconds, 0.798e-3, 1e-12) << d->explain();
+  EXPECT_EQ(d->best.strategy, Strategy::kMultiTensor) << d->explain();
+  EXPECT_EQ(d->best.npu_chunk, 32) << d->explain();
+  EXPECT_EQ(d->best.npu_chunks, 9) << d->explain();
+  EXPECT_NEAR(d->best.seconds, 0.190e-3, 1e-12) << d->explain();
+  ASSERT_GE(d->alternatives.size(), 6u) << d->explain();
+  EXPECT_EQ(d->alternatives[1].strategy, Strategy::kNpuPipe) << d->explain();
+  EXPECT_NEAR(d->alternatives[1].seconds, 0.210e-3, 1e-12) << d->explain();
+  EXPECT_EQ(d->alternatives[2].strategy, Strategy::kActivationCentric) << d->explain();
+  EXPECT_NEAR(d->alternatives[2].seconds, 0.48056e-3, 1e-12) << d->explain();
+  EXPECT_EQ(d->alternatives[3].strategy, Strategy::kHybrid) << d->explain();
+  EXPECT_NEAR(d->alternatives[3].seconds, 0.798e-3, 1e-12) << d->explain();
   EXPECT_EQ(d->alternatives.back().strategy, Strategy::kOnlinePrepare) << d->explain();
   EXPECT_NEAR(d->alternatives.back().seconds, 6.4263e-3, 1e-12) << d->explain();
+}
+
+TEST(Solver, MultiTensorChoosesTheChunkLengthAndCount) {
+  // An NPU whose 64-row graph is unfriendly (SEEDS NPU-2: 200 us, ten times the 32-row graph's
+  // 20 us; 128 rows 400 us, 256 rows 800 us, whole weight) and the GPU of table(1e-8, .): 1e-8 r n
+  // + 20 us. At n = 100 (T_sync 10 us):
+  //   multi-tensor 3 x 32  max(NPU 60 us, GPU 4 rows 40.96 + 20 us)  + sync = 0.07096 ms
+  //   multi-tensor 2 x 32  max(NPU 40 us, GPU 36 rows 368.64 + 20 us) + sync = 0.39864 ms
+  //   npu-pipe     64 + 32 + 4 padded to 32: 200 + 20 + 20          + sync = 0.250 ms
+  //   hybrid       (best) NPU 768 rows (64 + 36 padded to 64) 300 us | GPU 276 us + sync = 0.310 ms
+  // so three 32-row chunks, not the one 64-row chunk activation-centric would take.
+  CostDb db = table(1e-8, 0);
+  std::erase_if(db.points, [](const CostPoint& p) { return p.unit == "npu"; });
+  const std::map<int64_t, double> graph_s = {{1, 10e-6}, {32, 20e-6}, {64, 200e-6}, {128, 400e-6}, {256, 800e-6}};
+  for (int64_t rows : {1024, 512, 512 + 256, 256})
+    for (const auto& [n, s] : graph_s) db.add("npu", rows, 1024, n, s * double(rows) / 1024.0, 1024);
+  const PerfModels p(db);
+  auto d = decide(p, db, 1024, 1024, 100, SyncMode::kFast);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->best.strategy, Strategy::kMultiTensor) << d->explain();
+  EXPECT_EQ(d->best.npu_chunk, 32) << d->explain();
+  EXPECT_EQ(d->best.npu_chunks, 3) << d->explain();
+  EXPECT_NEAR(d->best.seconds, 0.07096e-3, 1e-12) << d->explain();
+  EXPECT_NE(d->explain().find("multi-tensor (3 x 32 rows on the npu)"), std::string::npos) << d->explain();
+  // The plan keeps the chunks, through JSON too, and its decider hands them to the partitioner.
+  auto plan = build_plan(p, db, {MatmulShape{"attn_q", 1024, 1024}}, 100, SyncMode::kFast);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  auto back = Plan::from_json_text(plan->to_json(), "plan.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  auto choice = decider_from_plan(std::make_shared<const Plan>(*back))(1024, 1024, 100);
+  ASSERT_TRUE(choice.has_value());
+  EXPECT_EQ(choice->strategy, Strategy::kMultiTensor);
+  EXPECT_EQ(choice->npu_chunk, 32);
+  EXPECT_EQ(choice->npu_chunks, 3);
 }
 
 TEST(Solver, BlockingSyncMakesSplitsLessAttractive) {
