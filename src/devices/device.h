@@ -94,6 +94,10 @@ class Device {
   virtual bool use_completion_flag(uint64_t* flag) { return false; }
   // Bytes copied between host and device memory so far (0 on unified memory used in place).
   virtual uint64_t bytes_copied() const { return 0; }
+  // fp32 bytes of the shared pool converted to or from the device's own precision so far (a
+  // device computing in fp16 reads and writes the pool's fp32 activations through fp16 staging):
+  // bytes moved besides the copies, counted on the pool's side.
+  virtual uint64_t bytes_converted() const { return 0; }
   // Static-graph devices: graphs built so far, and of those, programs a compile cache supplied.
   virtual uint64_t graphs_prepared() const { return 0; }
   virtual uint64_t graphs_from_cache() const { return 0; }

@@ -37,6 +37,7 @@ class FaultInjectingDevice final : public Device {
   Result<PrepareReport> prepare(const GraphSpec& spec) override;
   double prepare_seconds_total() const override { return inner_->prepare_seconds_total(); }
   uint64_t bytes_copied() const override { return inner_->bytes_copied(); }
+  uint64_t bytes_converted() const override { return inner_->bytes_converted(); }
   uint64_t graphs_prepared() const override { return inner_->graphs_prepared(); }
   uint64_t graphs_from_cache() const override { return inner_->graphs_from_cache(); }
   Status use_compile_cache(std::shared_ptr<const compile_cache::CompileCache> cache) override {

@@ -28,6 +28,9 @@ struct ExecutionReport {
   // unified memory used in place both stay 0 for every strategy without padding.
   uint64_t host_bytes_copied = 0;
   uint64_t device_bytes_copied = 0;
+  // fp32 bytes of the pool converted to or from a device's precision (the npu's fp16 staging),
+  // both ways: the pool holds fp32 activations, so a device computing in fp16 pays this per kernel.
+  uint64_t device_bytes_converted = 0;
   // The NPU: graphs built (static shapes), their modeled build time, and fallbacks to the GPU.
   uint64_t npu_graphs = 0;
   uint64_t npu_graphs_compiled = 0;  // of those, programs from a compile cache (tandem compile)

@@ -42,6 +42,7 @@ Status GraphForward::run_ops(const std::vector<graph::OpCall>& ops) {
 ExecutionReport GraphForward::execution_report() const {
   ExecutionReport r = report_with_pool("op graph on " + device_->name(), memory_);
   r.device_bytes_copied = device_->bytes_copied();
+  r.device_bytes_converted = device_->bytes_converted();
   r.tasks = usage_.tasks;
   r.devices[device_->name()] = usage_;
   return r;

@@ -127,7 +127,10 @@ ExecutionReport HeteroForward::execution_report() const {
   ExecutionReport r = report_with_pool(set + " " + how, memory_);
   const DriverStats& s = driver_->stats();
   r.host_bytes_copied = s.host_bytes_copied;
-  for (const auto& [name, d] : devices_) r.device_bytes_copied += d->bytes_copied();
+  for (const auto& [name, d] : devices_) {
+    r.device_bytes_copied += d->bytes_copied();
+    r.device_bytes_converted += d->bytes_converted();
+  }
   r.npu_graphs = npu_ ? npu_->graphs_prepared() : 0;
   r.npu_graphs_compiled = npu_ ? npu_->graphs_from_cache() : 0;
   r.placed_elsewhere = partitioner_->placed_elsewhere();

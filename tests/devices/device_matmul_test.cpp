@@ -86,6 +86,11 @@ TEST_P(DeviceMatmul, RowSplitWithCpuMergesToTheFullResult) {
     ASSERT_TRUE((*a)->wait().ok());
     ASSERT_TRUE((*b)->wait().ok());
     for (float v : y) ASSERT_TRUE(std::isfinite(v)) << "a row was not written by either device";
+    // A device computing in fp16 converts the fp32 input [m x in] and its output rows [m x split],
+    // and says so; fp32 devices convert nothing.
+    const uint64_t staged = uint64_t(m * f.w->cols + m * split) * sizeof(float);
+    EXPECT_EQ(dev->bytes_converted(), name == "npu" ? staged : 0u) << name << " m=" << m;
+    EXPECT_EQ(cpu->bytes_converted(), 0u);
     // fp32 devices agree to rounding; the npu computes in fp16.
     const double limit = dev->caps().kind == DeviceKind::kNpu ? 1e-5 : 1e-10;
     EXPECT_LT(nmse(y, f.want), limit) << name << " m=" << m;

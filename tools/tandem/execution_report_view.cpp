@@ -16,6 +16,7 @@ nlohmann::json execution_json(const ExecutionReport& r) {
           {"slot_layers", r.slot_layers},
           {"host_bytes_copied", r.host_bytes_copied},
           {"device_bytes_copied", r.device_bytes_copied},
+          {"device_bytes_converted", r.device_bytes_converted},
           {"npu_graphs", r.npu_graphs},
           {"npu_graphs_compiled", r.npu_graphs_compiled},
           {"npu_prepare_s", r.npu_prepare_seconds},
@@ -46,8 +47,10 @@ std::string execution_table(const ExecutionReport& r) {
   add("memory pool     %.2f MiB in one block, %llu regions; %llu activation slots reused across %d layers\n",
       double(r.pool_bytes) / (1024.0 * 1024.0), (unsigned long long)r.pool_regions,
       (unsigned long long)r.activation_slots, r.slot_layers);
-  add("bytes copied    %llu host (padding merges), %llu host<->device\n", (unsigned long long)r.host_bytes_copied,
-      (unsigned long long)r.device_bytes_copied);
+  add("bytes copied    %llu host (padding merges), %llu host<->device; %llu converted fp32<->fp16 (the npu's staging: "
+      "the pool's activations are fp32)\n",
+      (unsigned long long)r.host_bytes_copied, (unsigned long long)r.device_bytes_copied,
+      (unsigned long long)r.device_bytes_converted);
   if (!r.sync.empty()) {
     add("npu graphs      %llu prepared (%llu compiled, from the compile cache), %.1f ms modeled build; fallbacks to "
         "the GPU: %llu at prepare, %llu at run\n",

@@ -14,10 +14,12 @@ npu::oplib::EltOp elt_op_of(OpKind k) {
 
 // The NPU computes in fp16: fp32 activations of the shared pool enter and leave through fp16
 // staging (a real NPU reads the fp16 tensors its producer wrote; the model converts here).
-void to_fp16(const Act& a, std::vector<fp16_t>& out) {
+// Returns the fp32 bytes it read.
+uint64_t to_fp16(const Act& a, std::vector<fp16_t>& out) {
   out.resize(size_t(a.rows * a.cols));
   for (int64_t i = 0; i < a.rows; ++i)
     for (int64_t k = 0; k < a.cols; ++k) out[size_t(i * a.cols + k)] = f32_to_fp16(a.data[i * a.ld + k]);
+  return uint64_t(a.rows * a.cols) * sizeof(float);
 }
 
 }  // namespace
@@ -154,7 +156,7 @@ npu::Executor& NpuDevice::executor() {
 Result<double> NpuDevice::run_matmul(const npu::oplib::PreparedMatmul& g, const OpCall& c) {
   const int64_t m = c.out.rows, out = c.row_end - c.row_begin;
   out16_.resize(size_t(m * out));
-  to_fp16(c.a, in0_);
+  converted_ += to_fp16(c.a, in0_);
   npu::Executor& exec = executor();
   exec.bind_const(0, in0_.data(), in0_.size() * 2);
   exec.bind_const(1, g.weight_pack.data(), g.weight_pack.size());
@@ -163,6 +165,7 @@ Result<double> NpuDevice::run_matmul(const npu::oplib::PreparedMatmul& g, const 
   for (int64_t i = 0; i < m; ++i)
     for (int64_t r = 0; r < out; ++r)
       c.out.data[i * c.out.ld + c.row_begin + r] = fp16_to_f32(out16_[size_t(i * out + r)]);
+  converted_ += uint64_t(m * out) * sizeof(float);
   return report.seconds;
 }
 
@@ -171,11 +174,11 @@ Result<double> NpuDevice::run_elementwise(const ElementwiseGraph& g, const OpCal
   out16_.resize(size_t(c.out.rows * c.out.cols));
   npu::Executor& exec = executor();
   if (g.op == npu::oplib::EltOp::kRmsNorm) {
-    to_fp16(c.a, in0_);
+    converted_ += to_fp16(c.a, in0_);
     exec.bind_const(1, g.gain.data(), g.gain.size() * 2);
   } else {
-    to_fp16(c.out, in0_);
-    to_fp16(c.a, in1_);
+    converted_ += to_fp16(c.out, in0_);
+    converted_ += to_fp16(c.a, in1_);
     exec.bind_const(1, in1_.data(), in1_.size() * 2);
   }
   exec.bind_const(0, in0_.data(), in0_.size() * 2);
@@ -184,6 +187,7 @@ Result<double> NpuDevice::run_elementwise(const ElementwiseGraph& g, const OpCal
   for (int64_t i = 0; i < c.out.rows; ++i)
     for (int64_t k = 0; k < c.out.cols; ++k)
       c.out.data[i * c.out.ld + k] = fp16_to_f32(out16_[size_t(i * c.out.cols + k)]);
+  converted_ += uint64_t(c.out.rows * c.out.cols) * sizeof(float);
   return report.seconds;
 }
 

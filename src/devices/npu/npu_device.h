@@ -42,6 +42,7 @@ class NpuDevice final : public Device {
     return Status::Ok();
   }
   uint64_t graphs_from_cache() const override { return from_cache_; }
+  uint64_t bytes_converted() const override { return converted_; }
   const npu::TargetModel& target() const { return target_; }
 
   // Weights the NPU can hold: its own formats (f16, q8_0, q4_0) and f32/bf16, which it rounds to
@@ -69,6 +70,7 @@ class NpuDevice final : public Device {
   std::map<std::string, Graph> graphs_;
   std::unique_ptr<npu::Executor> exec_;
   std::vector<fp16_t> in0_, in1_, out16_;  // fp16 staging, reused
+  uint64_t converted_ = 0;                 // fp32 bytes through the staging, both ways (one worker calls submit)
   double prepare_total_ = 0;
   std::shared_ptr<const compile_cache::CompileCache> cache_;
   size_t from_cache_ = 0;
