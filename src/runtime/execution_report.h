@@ -15,6 +15,7 @@ struct DeviceUsage {
   uint64_t tasks = 0;
   double busy_seconds = 0;    // wall time its worker spent inside its kernels
   double device_seconds = 0;  // time the device reports (modeled for the emulated NPU)
+  uint64_t queued_ahead = 0;  // kernels queued while a same-device dependency was in flight
 };
 
 struct ExecutionReport {
@@ -37,6 +38,7 @@ struct ExecutionReport {
   double npu_prepare_seconds = 0;
   uint64_t npu_prepare_fallbacks = 0;  // parts lowered onto the GPU: no graph (per chunk)
   uint64_t npu_run_fallbacks = 0;      // kernels the NPU failed, run again on the GPU
+  uint64_t reruns_behind_failure = 0;  // kernels queued behind a failed one: discarded, run again
   // Ops placed past their role's device (it does not support them), and the first, in words.
   uint64_t placed_elsewhere = 0;
   std::string first_placement;
@@ -48,6 +50,9 @@ struct ExecutionReport {
   uint64_t fast_waits = 0, fast_fallbacks = 0;
   uint64_t blocking_by_choice = 0, blocking_no_free_core = 0;  // --sync fast waits that blocked, and why
   uint64_t tasks = 0;
+  // Kernels queued on their device while a same-device dependency was still in flight (the
+  // driver waits only at cross-device edges).
+  uint64_t queued_ahead = 0;
   std::map<std::string, DeviceUsage> devices;
 };
 

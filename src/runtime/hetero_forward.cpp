@@ -140,6 +140,7 @@ ExecutionReport HeteroForward::execution_report() const {
   r.npu_prepare_seconds = prepare_seconds();
   r.npu_prepare_fallbacks = uint64_t(partitioner_->fallbacks());
   r.npu_run_fallbacks = s.rerun_on_fallback;
+  r.reruns_behind_failure = s.discarded_behind_failure;
   r.sync = sync_mode_name(options_.sync);
   for (const std::string& d : flag_devices_) r.flag_devices += (r.flag_devices.empty() ? "" : ",") + d;
   r.fast_waits = s.fast_waits;
@@ -147,11 +148,13 @@ ExecutionReport HeteroForward::execution_report() const {
   r.blocking_by_choice = s.blocking_by_choice;
   r.blocking_no_free_core = s.blocking_no_free_core;
   r.tasks = s.tasks;
+  r.queued_ahead = s.queued_ahead;
   for (const auto& [name, n] : s.tasks_per_device) {
     DeviceUsage& u = r.devices[name];
     u.tasks = n;
     u.busy_seconds = s.busy_seconds.count(name) ? s.busy_seconds.at(name) : 0.0;
     u.device_seconds = s.device_seconds.count(name) ? s.device_seconds.at(name) : 0.0;
+    u.queued_ahead = s.queued_ahead_per_device.count(name) ? s.queued_ahead_per_device.at(name) : 0;
   }
   return r;
 }

@@ -3,6 +3,7 @@
 // choice between polling and blocking per kernel shape.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -11,10 +12,11 @@
 namespace tandem {
 namespace {
 
-// A kernel that is done `ns` after submit, on a device of our choosing.
+// A kernel that is done `ns` after it could start (submitted, and the device's previous kernel
+// done: the device runs its queue in order), on a device of our choosing.
 class TimedCompletion final : public devices::Completion {
  public:
-  explicit TimedCompletion(int64_t ns) : done_at_(std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns)) {}
+  explicit TimedCompletion(std::chrono::steady_clock::time_point done_at) : done_at_(done_at) {}
   Status wait() override {
     std::this_thread::sleep_until(done_at_);
     return Status::Ok();
@@ -37,12 +39,14 @@ class TimedDevice final : public devices::Device {
   }
   bool supports(const graph::OpCall&) const override { return true; }
   Result<std::unique_ptr<devices::Completion>> submit(const graph::OpCall&) override {
-    return std::unique_ptr<devices::Completion>(new TimedCompletion(kernel_ns_));
+    last_done_ = std::max(last_done_, std::chrono::steady_clock::now()) + std::chrono::nanoseconds(kernel_ns_);
+    return std::unique_ptr<devices::Completion>(new TimedCompletion(last_done_));
   }
 
  private:
   bool on_host_cores_;
   int64_t kernel_ns_;
+  std::chrono::steady_clock::time_point last_done_{};
 };
 
 // A chain of n kernels of one shape on the device.
@@ -69,7 +73,10 @@ TEST(DriverSync, ADeviceOnEveryHostCoreIsWaitedOnBlocking) {
   RealDriver driver({{"gpu", &gpu}}, SyncMode::kFast);
   ASSERT_TRUE(driver.run(chain(12)).ok());
   EXPECT_EQ(driver.stats().fast_waits, 0u);
-  EXPECT_EQ(driver.stats().blocking_no_free_core, 12u);
+  // The chain is queued ahead at once; each kernel is waited for, or found done when the worker
+  // came to it (a busy host can delay the worker past a 200 us kernel).
+  EXPECT_GT(driver.stats().blocking_no_free_core, 0u);
+  EXPECT_EQ(driver.stats().blocking_no_free_core + driver.stats().found_complete, 12u);
 }
 
 TEST(DriverSync, ADeviceOfItsOwnGetsBothProtocolsProbedThenTheMeasuredOne) {
@@ -78,7 +85,7 @@ TEST(DriverSync, ADeviceOfItsOwnGetsBothProtocolsProbedThenTheMeasuredOne) {
   ASSERT_TRUE(driver.run(chain(40)).ok());
   const DriverStats& s = driver.stats();
   EXPECT_EQ(s.blocking_no_free_core, 0u);
-  EXPECT_EQ(s.fast_waits + s.blocking_by_choice, 40u);
+  EXPECT_EQ(s.fast_waits + s.blocking_by_choice + s.found_complete, 40u);
   EXPECT_GE(s.fast_waits, 3u) << "the fast protocol was probed";
   EXPECT_GE(s.blocking_by_choice, 3u) << "the blocking protocol was probed";
 }

@@ -347,6 +347,14 @@ TEST(Strategies, TraceHasATrackPerDeviceAndTheSyncThread) {
   EXPECT_TRUE(tracks.count("sync"));
   EXPECT_GT(npu_kernels, 0u) << "weight-centric puts part of every layer matmul on the NPU";
   EXPECT_GT(gpu_kernels, npu_kernels) << "the GPU runs its matmul parts and every other op";
+  // The GPU's consecutive kernels are queued ahead of their dependencies: the report counts them
+  // and the trace has the GPU queue's depth as a counter.
+  const ExecutionReport r = (*h)->execution_report();
+  EXPECT_GT(r.queued_ahead, 0u);
+  EXPECT_GT(r.devices.at("opencl").queued_ahead, 0u);
+  size_t gpu_queue_samples = 0;
+  for (const auto& e : j["traceEvents"]) gpu_queue_samples += e["ph"] == "C" && e["name"] == "opencl queue";
+  EXPECT_GT(gpu_queue_samples, 0u);
 }
 
 TEST(Strategies, InjectedNpuFailureFallsBackAndKeepsTheOutput) {

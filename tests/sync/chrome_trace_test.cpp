@@ -137,6 +137,30 @@ TEST(ChromeTrace, EscapesNamesAndWritesAFile) {
   EXPECT_FALSE(rec.write_file("/nonexistent-dir/x/trace.json").ok());
 }
 
+// A device queue's depth as a counter: "ph":"C" events with the series in args, sorted with the
+// other events by time.
+TEST(ChromeTrace, CountersAreCEventsWithTheirSeries) {
+  VirtualClock clock;
+  TraceRecorder rec(&clock);
+  const TrackId gpu = rec.add_track("gpu");
+  rec.complete(gpu, "matmul", "kernel", 1000, 500);
+  rec.counter("gpu queue", 2000, {{"kernels", 0}});
+  rec.counter("gpu queue", 500, {{"kernels", 3}});
+  rec.counter("gpu queue", 1000, {{"kernels", 2}, {"bytes", 1.5}});
+  EXPECT_EQ(rec.event_count(), 4u);
+  const json doc = json::parse(rec.to_json());
+  const auto counters = of_phase(doc.at("traceEvents"), "C");
+  ASSERT_EQ(counters.size(), 3u);
+  EXPECT_EQ(counters[0].at("name"), "gpu queue");
+  EXPECT_DOUBLE_EQ(counters[0].at("ts").get<double>(), 0.5);
+  EXPECT_EQ(counters[0].at("args").at("kernels"), 3);
+  EXPECT_EQ(counters[1].at("args").at("kernels"), 2);
+  EXPECT_DOUBLE_EQ(counters[1].at("args").at("bytes").get<double>(), 1.5);
+  EXPECT_EQ(counters[2].at("args").at("kernels"), 0);
+  EXPECT_FALSE(counters[0].contains("dur"));
+  EXPECT_EQ(thread_names(doc.at("traceEvents")).size(), 1u) << "a counter adds no thread track";
+}
+
 TEST(ChromeTrace, ConcurrentRecording) {
   VirtualClock clock;
   TraceRecorder rec(&clock);

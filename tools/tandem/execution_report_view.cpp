@@ -7,7 +7,7 @@ namespace tandem::cli {
 nlohmann::json execution_json(const ExecutionReport& r) {
   nlohmann::json devices = nlohmann::json::object();
   for (const auto& [name, u] : r.devices) {
-    devices[name] = {{"tasks", u.tasks}, {"busy_s", u.busy_seconds}, {"device_s", u.device_seconds}};
+    devices[name] = {{"tasks", u.tasks}, {"busy_s", u.busy_seconds}, {"device_s", u.device_seconds}, {"queued_ahead", u.queued_ahead}};
   }
   return {{"forward", r.forward},
           {"pool_bytes", r.pool_bytes},
@@ -22,6 +22,7 @@ nlohmann::json execution_json(const ExecutionReport& r) {
           {"npu_prepare_s", r.npu_prepare_seconds},
           {"npu_prepare_fallbacks", r.npu_prepare_fallbacks},
           {"npu_run_fallbacks", r.npu_run_fallbacks},
+          {"reruns_behind_failure", r.reruns_behind_failure},
           {"placed_elsewhere", r.placed_elsewhere},
           {"first_placement", r.first_placement},
           {"device_note", r.device_note},
@@ -33,6 +34,7 @@ nlohmann::json execution_json(const ExecutionReport& r) {
           {"blocking_by_choice", r.blocking_by_choice},
           {"blocking_no_free_core", r.blocking_no_free_core},
           {"tasks", r.tasks},
+          {"queued_ahead", r.queued_ahead},
           {"devices", devices}};
 }
 
@@ -56,6 +58,10 @@ std::string execution_table(const ExecutionReport& r) {
         "the GPU: %llu at prepare, %llu at run\n",
         (unsigned long long)r.npu_graphs, (unsigned long long)r.npu_graphs_compiled, r.npu_prepare_seconds * 1e3,
         (unsigned long long)r.npu_prepare_fallbacks, (unsigned long long)r.npu_run_fallbacks);
+    if (r.reruns_behind_failure > 0) {
+      add("reruns          %llu kernels queued behind a failed one: results discarded, run again\n",
+          (unsigned long long)r.reruns_behind_failure);
+    }
     if (!r.device_note.empty()) out += "devices         " + r.device_note + "\n";
     if (!r.plan.empty()) out += "plan            " + r.plan;
     if (r.placed_elsewhere > 0) {
@@ -67,13 +73,17 @@ std::string execution_table(const ExecutionReport& r) {
         r.sync.c_str(), (unsigned long long)r.fast_waits, (unsigned long long)r.fast_fallbacks,
         (unsigned long long)r.blocking_by_choice, (unsigned long long)r.blocking_no_free_core,
         r.flag_devices.empty() ? "none" : r.flag_devices.c_str());
+    add("queue-ahead     %llu of %llu tasks queued behind a same-device dependency still in flight (waits only at "
+        "cross-device edges)\n",
+        (unsigned long long)r.queued_ahead, (unsigned long long)r.tasks);
   }
   if (!r.devices.empty()) {
-    add("| %-8s | %8s | %12s | %14s |\n", "device", "tasks", "busy ms", "device ms");
-    add("| %-8s | %8s | %12s | %14s |\n", "--------", "-------:", "-----------:", "-------------:");
+    add("| %-8s | %8s | %12s | %12s | %14s |\n", "device", "tasks", "queued ahead", "busy ms", "device ms");
+    add("| %-8s | %8s | %12s | %12s | %14s |\n", "--------", "-------:", "-----------:", "-----------:",
+        "-------------:");
     for (const auto& [name, u] : r.devices) {
-      add("| %-8s | %8llu | %12.1f | %14.1f |\n", name.c_str(), (unsigned long long)u.tasks, u.busy_seconds * 1e3,
-          u.device_seconds * 1e3);
+      add("| %-8s | %8llu | %12llu | %12.1f | %14.1f |\n", name.c_str(), (unsigned long long)u.tasks,
+          (unsigned long long)u.queued_ahead, u.busy_seconds * 1e3, u.device_seconds * 1e3);
     }
   }
   return out;

@@ -52,6 +52,17 @@ bool TraceRecorder::instant(TrackId track, std::string name, std::string categor
   return true;
 }
 
+void TraceRecorder::counter(std::string name, int64_t ts_ns, std::vector<TraceArg> series) {
+  TraceEvent e;
+  e.kind = TraceEvent::Kind::kCounter;
+  e.name = std::move(name);
+  e.category = "counter";
+  e.start_ns = ts_ns;
+  e.args = std::move(series);
+  std::lock_guard<std::mutex> lock(mu_);
+  events_.push_back(std::move(e));
+}
+
 size_t TraceRecorder::event_count() const {
   std::lock_guard<std::mutex> lock(mu_);
   return events_.size();
@@ -97,6 +108,12 @@ std::string TraceRecorder::to_json(int indent) const {
   }
   for (const TraceEvent& e : events) {
     nlohmann::json j = {{"name", e.name}, {"cat", e.category}, {"pid", pid_}, {"tid", e.track}, {"ts", to_us(e.start_ns)}};
+    if (e.kind == TraceEvent::Kind::kCounter) {
+      j["ph"] = "C";
+      j["args"] = args_json(e.args);  // a counter without series still needs its args object
+      out.push_back(std::move(j));
+      continue;
+    }
     if (e.kind == TraceEvent::Kind::kComplete) {
       j["ph"] = "X";
       j["dur"] = to_us(e.dur_ns);

@@ -1,6 +1,7 @@
 // A Chrome trace (Trace Event Format) recorder: the timeline that Perfetto and chrome://tracing
 // open. One process, one track ("thread") per device plus one per sync thread; each kernel or
-// wait is a complete event ("ph":"X") on its track.
+// wait is a complete event ("ph":"X") on its track; a counter ("ph":"C", e.g. a device queue's
+// depth) is a track of its own, named by the counter.
 //
 //   trace::WallClock clock;
 //   trace::TraceRecorder rec(&clock);
@@ -43,14 +44,14 @@ struct TraceArg {
 };
 
 struct TraceEvent {
-  enum class Kind { kComplete, kInstant };
+  enum class Kind { kComplete, kInstant, kCounter };
   Kind kind = Kind::kComplete;
   std::string name;
   std::string category;
   TrackId track = 0;
   int64_t start_ns = 0;
   int64_t dur_ns = 0;  // kComplete only
-  std::vector<TraceArg> args;
+  std::vector<TraceArg> args;  // kCounter: the series and their values (numbers)
 };
 
 class TraceRecorder {
@@ -75,6 +76,10 @@ class TraceRecorder {
   // A moment on `track` (a signal, a fallback to blocking).
   bool instant(TrackId track, std::string name, std::string category, int64_t ts_ns,
                std::vector<TraceArg> args = {});
+
+  // A counter's values from ts_ns on: one counter track named `name` (Perfetto shows
+  // "<name> <series>" per series), process-wide. Values are numbers (int or double args).
+  void counter(std::string name, int64_t ts_ns, std::vector<TraceArg> series);
 
   size_t event_count() const;
   std::vector<TraceEvent> events() const;  // a copy, in recording order
