@@ -101,6 +101,10 @@ class Device {
   // Static-graph devices: graphs built so far, and of those, programs a compile cache supplied.
   virtual uint64_t graphs_prepared() const { return 0; }
   virtual uint64_t graphs_from_cache() const { return 0; }
+  // With a compile cache: graphs built at run time because the cache had no program for them, and
+  // why the first was not there ("" when none).
+  virtual uint64_t graphs_not_cached() const { return 0; }
+  virtual std::string first_not_cached() const { return ""; }
   // Runs the compiled programs of `cache` where it has the shape (optional: devices that run no
   // compiled programs refuse).
   virtual Status use_compile_cache(std::shared_ptr<const compile_cache::CompileCache> cache) {

@@ -40,6 +40,8 @@ class FaultInjectingDevice final : public Device {
   uint64_t bytes_converted() const override { return inner_->bytes_converted(); }
   uint64_t graphs_prepared() const override { return inner_->graphs_prepared(); }
   uint64_t graphs_from_cache() const override { return inner_->graphs_from_cache(); }
+  uint64_t graphs_not_cached() const override { return inner_->graphs_not_cached(); }
+  std::string first_not_cached() const override { return inner_->first_not_cached(); }
   Status use_compile_cache(std::shared_ptr<const compile_cache::CompileCache> cache) override {
     return inner_->use_compile_cache(std::move(cache));
   }

@@ -35,6 +35,8 @@ struct ExecutionReport {
   // The NPU: graphs built (static shapes), their modeled build time, and fallbacks to the GPU.
   uint64_t npu_graphs = 0;
   uint64_t npu_graphs_compiled = 0;  // of those, programs from a compile cache (tandem compile)
+  uint64_t npu_graphs_not_cached = 0;  // built at run time although a compile cache was given
+  std::string npu_first_not_cached;    // the first of those and why
   double npu_prepare_seconds = 0;
   uint64_t npu_prepare_fallbacks = 0;  // parts lowered onto the GPU: no graph (per chunk)
   uint64_t npu_run_fallbacks = 0;      // kernels the NPU failed, run again on the GPU

@@ -133,6 +133,8 @@ ExecutionReport HeteroForward::execution_report() const {
   }
   r.npu_graphs = npu_ ? npu_->graphs_prepared() : 0;
   r.npu_graphs_compiled = npu_ ? npu_->graphs_from_cache() : 0;
+  r.npu_graphs_not_cached = npu_ ? npu_->graphs_not_cached() : 0;
+  r.npu_first_not_cached = npu_ ? npu_->first_not_cached() : "";
   r.placed_elsewhere = partitioner_->placed_elsewhere();
   r.first_placement = partitioner_->first_placement();
   r.device_note = device_note_;

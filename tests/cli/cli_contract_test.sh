@@ -196,6 +196,12 @@ sys.exit(0 if a==b and len(a[0])>0 and all(r>=0 for _,_,r in a[0]) else 1)"
     lib=$(run_ids); cc=$(run_ids --npu-cache "$CC")
     check "npu cache: same tokens as the library" [ -n "$lib" ] && [ "$lib" = "$cc" ]
     check "npu cache used" bash -c "\"$TANDEM\" run -m '$Q' --devices opencl,npu --strategy npu-only --standard-lengths 4,8 --prompt-ids '1 2 3' -n 2 --npu-cache '$CC' -v 2>&1 | grep -Eq '\\(([1-9][0-9]*) compiled, from the compile cache'"
+    # The runtime's standard lengths are the cache's buckets unless given: npu-only then runs only
+    # compiled programs; lengths the cache lacks are built at run time and -v names the first and why.
+    ce=$("$TANDEM" run -m "$Q" --devices opencl,npu --strategy npu-only --prompt-ids "1 2 3 4 5 6 7" -n 2 --npu-cache "$CC" -v 2>&1 >/dev/null)
+    all_compiled() { grep -Eq '\(([1-9][0-9]*) compiled, from the compile cache' <<<"$1" && ! grep -q '^npu programs' <<<"$1"; }
+    check "npu cache: its buckets are the standard lengths" all_compiled "$ce"
+    check "npu cache: programs built at run time are counted and explained" bash -c "\"$TANDEM\" run -m '$Q' --devices opencl,npu --strategy npu-only --standard-lengths 4,16 --prompt-ids '1 2 3 4 5 6 7 8 9 10 11' -n 2 --npu-cache '$CC' -v 2>&1 | grep -Eq '^npu programs +[1-9][0-9]* from the compile cache, [1-9][0-9]* built at run time; first not cached: matmul:.*x16x.*: the cache has no program of this shape \\(for in=64 it has rows 1,4,8,'"
     check "fused cache: same tokens (fused ops from the library)" [ -n "$lib" ] && [ "$lib" = "$(run_ids --npu-cache "$FC")" ]
     check "npu cache at 1.5W: same tokens" [ -n "$lib" ] && [ "$lib" = "$(run_ids --npu-cache "$CC" --npu-power-level 1.5W)" ]
     check "npu power level unknown" one_line_error "no variants at power level '9W' (the cache has: max, 1.5W)" "$TANDEM" run -m "$Q" --devices opencl,npu --prompt-ids "1 2" -n 1 --npu-cache "$CC" --npu-power-level 9W

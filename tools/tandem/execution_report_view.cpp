@@ -19,6 +19,8 @@ nlohmann::json execution_json(const ExecutionReport& r) {
           {"device_bytes_converted", r.device_bytes_converted},
           {"npu_graphs", r.npu_graphs},
           {"npu_graphs_compiled", r.npu_graphs_compiled},
+          {"npu_graphs_not_cached", r.npu_graphs_not_cached},
+          {"npu_first_not_cached", r.npu_first_not_cached},
           {"npu_prepare_s", r.npu_prepare_seconds},
           {"npu_prepare_fallbacks", r.npu_prepare_fallbacks},
           {"npu_run_fallbacks", r.npu_run_fallbacks},
@@ -58,6 +60,10 @@ std::string execution_table(const ExecutionReport& r) {
         "the GPU: %llu at prepare, %llu at run\n",
         (unsigned long long)r.npu_graphs, (unsigned long long)r.npu_graphs_compiled, r.npu_prepare_seconds * 1e3,
         (unsigned long long)r.npu_prepare_fallbacks, (unsigned long long)r.npu_run_fallbacks);
+    if (r.npu_graphs_not_cached > 0) {
+      out += "npu programs    " + std::to_string(r.npu_graphs_compiled) + " from the compile cache, " +
+             std::to_string(r.npu_graphs_not_cached) + " built at run time; first not cached: " + r.npu_first_not_cached + "\n";
+    }
     if (r.reruns_behind_failure > 0) {
       add("reruns          %llu kernels queued behind a failed one: results discarded, run again\n",
           (unsigned long long)r.reruns_behind_failure);

@@ -26,7 +26,9 @@ void DeviceOptions::add_to(CLI::App* sub) {
                   "activation-centric multi-tensor hybrid padding online-prepare npu-pipe")
       ->capture_default_str();
   sub->add_option("--ratio", ratio, "GPU share of weight rows for weight-centric and hybrid")->capture_default_str();
-  sub->add_option("--standard-lengths", standard_lengths, "NPU static sequence lengths")->capture_default_str();
+  sub->add_option("--standard-lengths", standard_lengths,
+                  std::string("NPU static sequence lengths (default: the compile cache's buckets with --npu-cache, else ") +
+                      kDefaultStandardLengths + ")");
   sub->add_option("--sync", sync, "how device workers wait for kernels: fast (predicted sleep + flag polling) | blocking")
       ->capture_default_str();
   sub->add_option("--plan", plan, "with opencl,npu: a plan from `tandem plan -o` (per matmul and length)");
@@ -101,9 +103,27 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
   }
   HeteroOptions o;
   o.devices = names;
+  if (!d.npu_cache.empty()) {
+    // The cache must be for this model file, this NPU target and this compiler.
+    if (d.model_file.empty()) return Internal("--npu-cache: the model file is unknown");
+    TANDEM_ASSIGN_OR_RETURN(npu::TargetModel target, npu::TargetModel::load_default());
+    TANDEM_ASSIGN_OR_RETURN(std::string model_hash, compile_cache::sha256_file(d.model_file));
+    const compile_cache::CacheKey key = compile_cache::key_for(
+        std::move(model_hash), target, model->layers().empty() ? "" : std::string(dtype_name(model->layers()[0].wq.type)));
+    TANDEM_ASSIGN_OR_RETURN(compile_cache::CompileCache cache, compile_cache::CompileCache::open(d.npu_cache, key));
+    if (!d.npu_power_level.empty()) TANDEM_RETURN_IF_ERROR(cache.select_power_level(d.npu_power_level));
+    o.npu_cache = std::make_shared<const compile_cache::CompileCache>(std::move(cache));
+  }
+  // The NPU's static lengths are the compile cache's buckets unless given: the compiled programs
+  // then serve every standard length the partitioner asks for.
+  std::string lengths = d.standard_lengths;
+  if (lengths.empty() && o.npu_cache) {
+    for (uint32_t b : o.npu_cache->manifest().buckets) lengths += (lengths.empty() ? "" : ",") + std::to_string(b);
+  }
+  if (lengths.empty()) lengths = kDefaultStandardLengths;
   // "plan" (the default): the solver's plan where it has an entry, hybrid at the --ratio elsewhere.
   const bool solver = d.strategy == "plan";
-  TANDEM_ASSIGN_OR_RETURN(o.partition, partition_options(solver ? "hybrid" : d.strategy, d.ratio, d.standard_lengths));
+  TANDEM_ASSIGN_OR_RETURN(o.partition, partition_options(solver ? "hybrid" : d.strategy, d.ratio, lengths));
   TANDEM_ASSIGN_OR_RETURN(o.sync, sync_mode_from_name(d.sync));
   if (npu_alone) {
     o.partition.strategy = Strategy::kNpuOnly;
@@ -125,17 +145,6 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
     o.choose_plan = solver_plan_chooser(model, sp);
   }
   o.npu_fault = d.npu_fault;
-  if (!d.npu_cache.empty()) {
-    // The cache must be for this model file, this NPU target and this compiler.
-    if (d.model_file.empty()) return Internal("--npu-cache: the model file is unknown");
-    TANDEM_ASSIGN_OR_RETURN(npu::TargetModel target, npu::TargetModel::load_default());
-    TANDEM_ASSIGN_OR_RETURN(std::string model_hash, compile_cache::sha256_file(d.model_file));
-    const compile_cache::CacheKey key = compile_cache::key_for(
-        std::move(model_hash), target, model->layers().empty() ? "" : std::string(dtype_name(model->layers()[0].wq.type)));
-    TANDEM_ASSIGN_OR_RETURN(compile_cache::CompileCache cache, compile_cache::CompileCache::open(d.npu_cache, key));
-    if (!d.npu_power_level.empty()) TANDEM_RETURN_IF_ERROR(cache.select_power_level(d.npu_power_level));
-    o.npu_cache = std::make_shared<const compile_cache::CompileCache>(std::move(cache));
-  }
   o.context = context;
   o.max_batch = max_batch;
   o.n_threads = threads;

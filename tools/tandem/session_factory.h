@@ -13,11 +13,15 @@
 
 namespace tandem::cli {
 
+inline constexpr const char* kDefaultStandardLengths = "32,64,128,256,512,1024";
+
 struct DeviceOptions {
   std::string devices = "cpu";
   std::string strategy = "plan";  // the solver's, from this device set's cached profile
   double ratio = 0.5;  // GPU share of weight rows (weight-centric, hybrid)
-  std::string standard_lengths = "32,64,128,256,512,1024";
+  // The NPU's static lengths; "" (the default): the compile cache's buckets with --npu-cache, else
+  // kDefaultStandardLengths.
+  std::string standard_lengths;
   std::string trace;  // Chrome trace output path (multi-device runs)
   std::string sync = "fast";
   std::string npu_fault;  // injected NPU faults: prepare | run | run:N (else TANDEM_NPU_FAULT)

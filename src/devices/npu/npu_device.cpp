@@ -1,5 +1,7 @@
 #include "devices/npu/npu_device.h"
 
+#include <set>
+
 #include <vector>
 
 
@@ -135,6 +137,34 @@ Result<npu::oplib::PreparedMatmul> NpuDevice::load_compiled(const compile_cache:
   return g;
 }
 
+std::string NpuDevice::why_not_cached(const GraphSpec& s) const {
+  // What the cache holds nearest the request: the same weight width (matmul) or op (elementwise).
+  std::set<uint32_t> rows, outs;
+  const bool matmul = s.kind == OpKind::kMatmul;
+  const std::string op = matmul ? "" : std::string(npu::oplib::elt_op_name(elt_op_of(s.kind)));
+  for (const compile_cache::ProgramEntry& p : cache_->manifest().programs) {
+    if (matmul && p.kind == "matmul" && s.weight && p.in == uint32_t(s.weight->cols)) {
+      rows.insert(p.rows);
+      outs.insert(p.out);
+    } else if (!matmul && p.kind == "elementwise" && p.elementwise.op == op && p.elementwise.cols == uint32_t(s.cols)) {
+      rows.insert(p.rows);
+    }
+  }
+  auto list = [](const std::set<uint32_t>& v) {
+    std::string out;
+    for (uint32_t x : v) out += (out.empty() ? "" : ",") + std::to_string(x);
+    return out.empty() ? std::string("none") : out;
+  };
+  std::string why = s.key() + ": the cache has no program of this shape";
+  if (matmul) {
+    why += " (for in=" + std::to_string(s.weight ? s.weight->cols : 0) + " it has rows " + list(rows) + ", outs " + list(outs) +
+           "; a split slice binds only when its row count was compiled)";
+  } else {
+    why += " (for " + op + " of " + std::to_string(s.cols) + " columns it has rows " + list(rows) + ")";
+  }
+  return why;
+}
+
 Result<PrepareReport> NpuDevice::prepare(const GraphSpec& s) {
   const std::string key = s.key();
   if (graphs_.count(key)) return PrepareReport{true, 0.0};
@@ -142,6 +172,10 @@ Result<PrepareReport> NpuDevice::prepare(const GraphSpec& s) {
   bool cached = false;
   TANDEM_ASSIGN_OR_RETURN(Graph g, build(s, &cost, &cached));
   if (cached) ++from_cache_;
+  if (cache_ && !cached) {
+    ++not_cached_;
+    if (first_not_cached_.empty()) first_not_cached_ = why_not_cached(s);
+  }
   prepare_total_ += cost;
   graphs_.emplace(key, std::move(g));
   return PrepareReport{false, cost};

@@ -42,6 +42,8 @@ class NpuDevice final : public Device {
     return Status::Ok();
   }
   uint64_t graphs_from_cache() const override { return from_cache_; }
+  uint64_t graphs_not_cached() const override { return not_cached_; }
+  std::string first_not_cached() const override { return first_not_cached_; }
   uint64_t bytes_converted() const override { return converted_; }
   const npu::TargetModel& target() const { return target_; }
 
@@ -74,6 +76,9 @@ class NpuDevice final : public Device {
   double prepare_total_ = 0;
   std::shared_ptr<const compile_cache::CompileCache> cache_;
   size_t from_cache_ = 0;
+  size_t not_cached_ = 0;          // built at run time although a cache was given
+  std::string first_not_cached_;   // the first of those and why
+  std::string why_not_cached(const GraphSpec& spec) const;
   Result<npu::oplib::PreparedMatmul> load_compiled(const compile_cache::ProgramEntry& e, const uint8_t* rows, size_t bytes,
                                                 DType source) const;
 };
