@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "compile_cache/sha256.h"
@@ -74,8 +76,9 @@ Result<CachedProfile> cached_profile(const std::string& dir, const ProfileCacheK
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   nlohmann::json j = {{"format", kFormat}, {"key", key.text}, {"cost_db", nlohmann::json::parse(out.db.to_json())}};
-  // Written aside and renamed, so a run stopped mid-write leaves no half file for the next to read.
-  const std::string partial = out.path + ".partial";
+  // Written aside and renamed, so a run stopped mid-write leaves no half file for the next to read;
+  // the aside is this process's own, so two runs profiling at once each rename a whole file.
+  const std::string partial = out.path + "." + std::to_string(getpid()) + ".partial";
   std::ofstream f(partial, std::ios::binary | std::ios::trunc);
   if (ec || !(f << j.dump(1) << "\n") || (f.close(), !f)) {
     out.why += "; not cached: cannot write " + partial;

@@ -65,7 +65,7 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
     std::map<std::string, devices::Device*> set;
     for (const auto& [name, d] : opened) set[name] = d.get();
     TANDEM_ASSIGN_OR_RETURN(h->plan_, o.choose_plan(set, roles));
-    o.partition.decider = h->plan_.decider;
+    if (h->plan_.decider) o.partition.decider = h->plan_.decider;
   }
   // Fast sync: one cache line per device for the completion flag its kernels raise.
   const size_t flags = h->memory_.reserve("completion flags [device x 64 B]", names.size() * MemoryPool::kAlignment);

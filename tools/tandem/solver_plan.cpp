@@ -13,8 +13,8 @@ namespace tandem::cli {
 
 std::function<Result<HeteroOptions::PlanChoice>(const std::map<std::string, devices::Device*>&, const DeviceRoles&)> solver_plan_chooser(
     std::shared_ptr<const Model> model, SolverPlanOptions o) {
-  return [model, o](const std::map<std::string, devices::Device*>& devices,
-                    const DeviceRoles& roles) -> Result<HeteroOptions::PlanChoice> {
+  auto solve = [model, o](const std::map<std::string, devices::Device*>& devices,
+                          const DeviceRoles& roles) -> Result<HeteroOptions::PlanChoice> {
     planner::ProfileSpace space;
     space.shapes = planner::splittable_shapes(*model);
     space.standard_lengths = o.standard_lengths;
@@ -62,6 +62,18 @@ std::function<Result<HeteroOptions::PlanChoice>(const std::map<std::string, devi
     choice.decider = use->decider();
     choice.taken = [use] { return use->table(); };
     return choice;
+  };
+  // A profile that cannot be made (a device failing a probe kernel) or solved costs the run its
+  // plan, not the run: the fixed strategy applies, and stderr and -v say why.
+  return [solve](const std::map<std::string, devices::Device*>& devices,
+                 const DeviceRoles& roles) -> Result<HeteroOptions::PlanChoice> {
+    Result<HeteroOptions::PlanChoice> choice = solve(devices, roles);
+    if (choice.ok()) return choice;
+    std::fprintf(stderr, "tandem: warning: no solver plan (%s); the fixed strategy runs instead\n",
+                 choice.status().message().c_str());
+    HeteroOptions::PlanChoice fixed;
+    fixed.summary = "none: the solver's plan is unavailable (" + choice.status().message() + "); the fixed strategy ran\n";
+    return fixed;
   };
 }
 
