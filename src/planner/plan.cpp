@@ -166,11 +166,18 @@ std::string Plan::table() const {
   return out;
 }
 
+namespace {
+
+// What the partitioner takes from a plan's entry.
+OpChoice choice_of(const PlanRange& r) { return OpChoice{r.strategy, r.gpu_share, r.npu_chunk, r.npu_chunks}; }
+
+}  // namespace
+
 Decider decider_from_plan(std::shared_ptr<const Plan> plan) {
   return [plan](int64_t out, int64_t in, int64_t n) -> std::optional<OpChoice> {
     const PlanRange* r = plan->find(out, in, n);
     if (!r) return std::nullopt;
-    return OpChoice{r->strategy, r->gpu_share, r->npu_chunk, r->npu_chunks};
+    return choice_of(*r);
   };
 }
 
@@ -182,7 +189,7 @@ Decider PlanUse::decider() {
       std::lock_guard<std::mutex> lock(self->mu_);
       self->used_[r].insert(n);
     }
-    return OpChoice{r->strategy, r->gpu_share, r->npu_chunk, r->npu_chunks};
+    return choice_of(*r);
   };
 }
 

@@ -107,6 +107,7 @@ Result<Decision> decide(const PerfModels& perf, const CostDb& db, int64_t out, i
   // shorter than the largest standard length that fits can repeat.
   for (int64_t l : lengths) {
     if (l >= n) break;
+    if (l == 1) continue;  // one-row chunks are decode graphs run n times: never a prefill plan
     const auto npu_l = perf.npu(out, in, l);
     if (!npu_l) continue;
     for (int64_t k = 2; k * l <= n; ++k) {

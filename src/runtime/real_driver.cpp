@@ -195,9 +195,13 @@ Status RealDriver::run(const TaskGraph& g) {
   std::vector<char> tainted(tasks.size(), 0), strict(tasks.size(), 0);
   // A dependency lets its dependent be queued once it is queued on the dependent's own device (the
   // device runs its queue in order); host steps and reruns only once they have finished.
+  // Queued behind a kernel that may fail over to its fallback, a dependent runs again after the
+  // rerun, so only one that is itself safe to run twice (the partitioner gives those, and only
+  // those, a fallback: their output is not also an input) may be queued ahead of it.
   auto same_queue = [&](const Task& dep, const Task& t) {
     return state[size_t(dep.id)] == State::kQueued && !tainted[size_t(dep.id)] && !strict[size_t(dep.id)] &&
-           !strict[size_t(t.id)] && dep.device == t.device && !dep.host_step && !t.host_step;
+           !strict[size_t(t.id)] && dep.device == t.device && !dep.host_step && !t.host_step &&
+           (dep.fallback_device.empty() || !t.fallback_device.empty());
   };
   auto ready = [&](const Task& t) {
     if (state[size_t(t.id)] != State::kPending) return false;

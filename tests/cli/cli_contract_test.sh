@@ -63,7 +63,8 @@ if "$TANDEM" devices 2>/dev/null | grep -q "^| opencl"; then
   P37="1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37"
   d1=$("$TANDEM" run -m "$M" --prompt-ids "$P37" -n 6 --ids --devices opencl,npu -v 2>"$WORK/plan1.err")
   d2=$("$TANDEM" run -m "$M" --prompt-ids "$P37" -n 6 --ids --devices opencl,npu -v 2>"$WORK/plan2.err")
-  check "default plan tokens equal cpu" [ "$d1" == "$cpu_ids" ] && [ "$d2" == "$cpu_ids" ]
+  check "default plan tokens equal cpu (profiling run)" [ "$d1" == "$cpu_ids" ]
+  check "default plan tokens equal cpu (cached profile)" [ "$d2" == "$cpu_ids" ]
   check "default plan profiled on the first run" grep -q "^plan  *the solver's, for npu,opencl from the device profile .*(profiled now" "$WORK/plan1.err"
   check "default plan read back after" grep -q "^plan  *the solver's, .*(cached, profiled in" "$WORK/plan2.err"
   for n in 1 37; do  # the decode and the prompt length, each with the plan's reason

@@ -183,6 +183,28 @@ TEST(DriverQueue, ACrossDeviceDependentWaitsForItsDependencyToComplete) {
   EXPECT_EQ(driver.stats().queued_ahead, 0u);
 }
 
+// A kernel without a fallback (the partitioner gives one only to kernels safe to run twice) is
+// not queued behind one that may fail over: it would run again after the rerun, and an in-place
+// kernel run twice applies twice.
+TEST(DriverQueue, AKernelUnsafeToRunTwiceWaitsBehindOneThatMayFailOver) {
+  GatedDevice npu("npu"), cpu("cpu");
+  cpu.open();
+  RealDriver driver({{"npu", &npu}, {"cpu", &cpu}}, SyncMode::kBlocking);
+  float x[3] = {1, 0, 0};
+  TaskGraph g;
+  const int a = add_kernel(g, "npu", &x[0], &x[1], {}, "cpu");
+  add_kernel(g, "npu", &x[1], &x[2], {a});
+  Running run(driver, g, {&npu, &cpu});
+  ASSERT_TRUE(npu.wait_submitted(1));
+  std::this_thread::sleep_for(30ms);
+  EXPECT_EQ(npu.submitted(), 1u) << "queued behind a kernel that may fail over";
+  npu.release(1);
+  EXPECT_TRUE(npu.wait_submitted(2));
+  npu.open();
+  ASSERT_TRUE(run.finish().ok());
+  EXPECT_EQ(x[2], 3.0f);
+}
+
 // The npu fails its first kernel after it ran (garbage in the output). Two dependents queued
 // behind it on the npu read that garbage: their results are discarded and they run again once the
 // failed kernel's rerun on the fallback device has finished. A kernel that depends on them and on
@@ -198,8 +220,9 @@ TEST(DriverQueue, KernelsQueuedBehindAFailedKernelRunAgainAfterItsRerun) {
   float y[2] = {10, 0}, z[2] = {20, 0}, w = 0;
   TaskGraph g;
   const int t0 = add_kernel(g, "npu", &x[0], &x[1], {}, "cpu");
-  const int t1 = add_kernel(g, "npu", &x[1], &x[2], {t0});
-  const int t2 = add_kernel(g, "npu", &x[2], &x[3], {t1});
+  // t1 and t2 are safe to run twice (their output is not an input): they carry a fallback too.
+  const int t1 = add_kernel(g, "npu", &x[1], &x[2], {t0}, "cpu");
+  const int t2 = add_kernel(g, "npu", &x[2], &x[3], {t1}, "cpu");
   add_kernel(g, "npu", &y[0], &y[1], {});
   const int gk = add_kernel(g, "gpu", &z[0], &z[1], {});
   add_kernel(g, "gpu", &x[3], &x[4], {t2});

@@ -118,7 +118,14 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
   // then serve every standard length the partitioner asks for.
   std::string lengths = d.standard_lengths;
   if (lengths.empty() && o.npu_cache) {
-    for (uint32_t b : o.npu_cache->manifest().buckets) lengths += (lengths.empty() ? "" : ",") + std::to_string(b);
+    const std::vector<uint32_t>& buckets = o.npu_cache->manifest().buckets;
+    for (size_t i = 0; i < buckets.size(); ++i) {
+      if (buckets[i] == 0 || buckets[i] > 65536) {
+        return InvalidArgument(o.npu_cache->dir() + "/manifest.json: field 'buckets[" + std::to_string(i) + "]' is " +
+                               std::to_string(buckets[i]) + ", not a length the runtime runs (1..65536)");
+      }
+      lengths += (lengths.empty() ? "" : ",") + std::to_string(buckets[i]);
+    }
   }
   if (lengths.empty()) lengths = kDefaultStandardLengths;
   // "plan" (the default): the solver's plan where it has an entry, hybrid at the --ratio elsewhere.

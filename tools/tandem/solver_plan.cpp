@@ -47,7 +47,9 @@ std::function<Result<HeteroOptions::PlanChoice>(const std::map<std::string, devi
     const planner::PerfModels perf(cached.db);
     int64_t max_len = o.max_len;
     for (int n : o.standard_lengths) max_len = std::max<int64_t>(max_len, n);
-    TANDEM_ASSIGN_OR_RETURN(planner::Plan plan, planner::build_plan(perf, cached.db, space.shapes, max_len, o.sync));
+    Result<planner::Plan> solved = planner::build_plan(perf, cached.db, space.shapes, max_len, o.sync);
+    if (!solved.ok()) return Status(solved.status().code(), cached.path + ": " + solved.status().message());
+    planner::Plan plan = std::move(*solved);
     HeteroOptions::PlanChoice choice;
     char head[512];
     if (cached.from_cache) {

@@ -16,7 +16,7 @@ namespace tandem::cli {
 struct SolverPlanOptions {
   int threads = 1;
   std::vector<int> standard_lengths;
-  int64_t max_len = 512;  // the plan covers lengths 1..max_len (the longest chunk a run lowers)
+  int64_t max_len = 512;  // the plan covers 1..max(max_len, the largest standard length): the longest chunk
   SyncMode sync = SyncMode::kFast;
   std::string cache_dir;  // device profiles are kept in cache_dir/profiles
   int reps = 3;           // timed runs per profile point (median)
