@@ -1,6 +1,8 @@
 #include "planner/plan.h"
 
 #include <cmath>
+#include <functional>
+#include <optional>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -145,25 +147,41 @@ Result<Plan> Plan::load(const std::string& path) {
   return from_json_text(text, path);
 }
 
-std::string Plan::table() const {
+namespace {
+
+// One row per range of `plan` that `lengths_of` gives a lengths cell (nullopt: the row is left
+// out), under a header naming that column; every other column as Plan::table prints it.
+std::string range_table(const Plan& plan, const char* lengths_header, int lengths_width, const char* why_header,
+                        const std::function<std::optional<std::string>(const PlanRange&)>& lengths_of) {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "| %-24s | %-12s | %-11s | %-18s | %9s | %s\n", "op", "weight", "lengths", "strategy",
-                "gpu share", "why (predicted at the range's first length)");
+  std::snprintf(line, sizeof line, "| %-24s | %-12s | %-*s | %-18s | %9s | %s\n", "op", "weight", lengths_width, lengths_header,
+                "strategy", "gpu share", why_header);
   out += line;
-  std::snprintf(line, sizeof line, "| %-24s | %-12s | %-11s | %-18s | %9s | %s\n", "------------------------", "------------",
-                "-----------", "------------------", "--------:", "---");
+  std::snprintf(line, sizeof line, "| %-24s | %-12s | %s | %-18s | %9s | %s\n", "------------------------", "------------",
+                std::string(size_t(lengths_width), '-').c_str(), "------------------", "--------:", "---");
   out += line;
-  for (const PlanOp& op : ops) {
+  for (const PlanOp& op : plan.ops) {
     for (const PlanRange& r : op.ranges) {
+      const std::optional<std::string> lengths = lengths_of(r);
+      if (!lengths) continue;
       const std::string shape = std::to_string(op.out) + "x" + std::to_string(op.in);
-      const std::string len = r.n_min == r.n_max ? std::to_string(r.n_min) : std::to_string(r.n_min) + "-" + std::to_string(r.n_max);
-      std::snprintf(line, sizeof line, "| %-24s | %-12s | %-11s | %-18s | %9.2f | %s\n", op.name.c_str(), shape.c_str(),
-                    len.c_str(), strategy_name(r.strategy), r.gpu_share, r.why.c_str());
+      std::snprintf(line, sizeof line, "| %-24s | %-12s | %-*s | %-18s | %9.2f | %s\n", op.name.c_str(), shape.c_str(),
+                    lengths_width, lengths->c_str(), strategy_name(r.strategy), r.gpu_share, r.why.c_str());
       out += line;
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::string Plan::table() const {
+  return range_table(*this, "lengths", 11, "why (predicted at the range's first length)",
+                     [](const PlanRange& r) -> std::optional<std::string> {
+                       return r.n_min == r.n_max ? std::to_string(r.n_min)
+                                                 : std::to_string(r.n_min) + "-" + std::to_string(r.n_max);
+                     });
 }
 
 namespace {
@@ -195,33 +213,20 @@ Decider PlanUse::decider() {
 
 std::string PlanUse::table() const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string out;
-  char line[512];
-  std::snprintf(line, sizeof line, "| %-24s | %-12s | %-16s | %-18s | %9s | %s\n", "op", "weight", "lengths run", "strategy",
-                "gpu share", "why (predicted at the plan range's first length)");
-  out += line;
-  std::snprintf(line, sizeof line, "| %-24s | %-12s | %-16s | %-18s | %9s | %s\n", "------------------------", "------------",
-                "----------------", "------------------", "--------:", "---");
-  out += line;
-  for (const PlanOp& op : plan_->ops) {
-    for (const PlanRange& r : op.ranges) {
-      auto it = used_.find(&r);
-      if (it == used_.end()) continue;
-      std::string lengths;
-      for (int64_t n : it->second) {
-        if (lengths.size() > 12) {
-          lengths += ",...";
-          break;
-        }
-        lengths += (lengths.empty() ? "" : ",") + std::to_string(n);
-      }
-      const std::string shape = std::to_string(op.out) + "x" + std::to_string(op.in);
-      std::snprintf(line, sizeof line, "| %-24s | %-12s | %-16s | %-18s | %9.2f | %s\n", op.name.c_str(), shape.c_str(),
-                    lengths.c_str(), strategy_name(r.strategy), r.gpu_share, r.why.c_str());
-      out += line;
-    }
-  }
-  return out;
+  return range_table(*plan_, "lengths run", 16, "why (predicted at the plan range's first length)",
+                     [this](const PlanRange& r) -> std::optional<std::string> {
+                       auto it = used_.find(&r);
+                       if (it == used_.end()) return std::nullopt;
+                       std::string lengths;
+                       for (int64_t n : it->second) {
+                         if (lengths.size() > 12) {
+                           lengths += ",...";
+                           break;
+                         }
+                         lengths += (lengths.empty() ? "" : ",") + std::to_string(n);
+                       }
+                       return lengths;
+                     });
 }
 
 Result<Plan> build_plan(const PerfModels& perf, const CostDb& db, const std::vector<MatmulShape>& shapes, int64_t max_len,

@@ -5,18 +5,7 @@ TANDEM=$1 SHARED=$2 WORK=$3
 rm -rf "$WORK" && mkdir -p "$WORK"
 # Device profiles (the solver's default plan) and the default model are cached here, not in ~.
 export XDG_CACHE_HOME="$WORK/xdg"
-passed=0 failed=0
-check() {  # check NAME CONDITION...
-  local name=$1; shift
-  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $name"; fi
-}
-one_line_error() {  # the command fails with exactly one line on stderr, starting "tandem: error:"
-  local expect_in=$1; shift
-  local err rc
-  err=$("$@" 2>&1 >/dev/null); rc=$?
-  [ "$rc" -ne 0 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ "$err" == "tandem: error:"* ]] && [[ "$err" == *"$expect_in"* ]] \
-    || { echo "  rc=$rc stderr: $err"; return 1; }
-}
+source "$(dirname "$0")/check_lib.sh"
 
 M="$WORK/small.gguf"
 check "gen-model preset" "$TANDEM" gen-model --preset test-small --type q8_0 --seed 3 -o "$M"

@@ -8,11 +8,7 @@ set -uo pipefail
 TANDEM=$1 WORK=$2
 rm -rf "$WORK" && mkdir -p "$WORK"
 export XDG_CACHE_HOME="$WORK/xdg"
-passed=0 failed=0
-check() {  # check NAME CONDITION...
-  local name=$1; shift
-  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $name"; fi
-}
+source "$(dirname "$0")/check_lib.sh"
 "$TANDEM" >"$WORK/out.txt" 2>"$WORK/err.txt"
 rc=$?
 check "the default job succeeds" [ "$rc" -eq 0 ]
