@@ -78,6 +78,9 @@ class Device {
   virtual ~Device() = default;
   virtual std::string name() const = 0;
   virtual DeviceCaps caps() const = 0;
+  // What the device is, stable from run to run (caps().detail may carry figures that move, such as
+  // the memory an OpenCL driver reports free): what measurements of it are keyed on.
+  virtual std::string identity() const { return caps().detail; }
   virtual bool supports(const OpCall& call) const = 0;
   virtual Result<std::unique_ptr<Completion>> submit(const OpCall& call) = 0;
   // Maps a block of the shared memory pool for the device (once, up front): afterwards every

@@ -31,6 +31,7 @@ class FaultInjectingDevice final : public Device {
   FaultInjectingDevice(std::unique_ptr<Device> inner, FaultPlan plan) : inner_(std::move(inner)), plan_(plan) {}
   std::string name() const override { return inner_->name(); }
   DeviceCaps caps() const override { return inner_->caps(); }
+  std::string identity() const override { return inner_->identity(); }
   bool supports(const OpCall& call) const override { return inner_->supports(call); }
   Result<std::unique_ptr<Completion>> submit(const OpCall& call) override;
   Status map_shared_memory(void* base, size_t bytes) override { return inner_->map_shared_memory(base, bytes); }

@@ -22,14 +22,14 @@ constexpr const char* kFormat = "tandem-device-profile-1";
 
 std::string ProfileCacheKey::file_name() const { return compile_cache::sha256_hex(text).substr(0, 20) + ".json"; }
 
-ProfileCacheKey profile_cache_key(const std::vector<std::pair<std::string, devices::DeviceCaps>>& set, const std::string& host_cpu,
-                                  const ProfileSpace& space, int threads, int reps) {
+ProfileCacheKey profile_cache_key(const std::vector<ProfiledDevice>& set, const std::string& host_cpu, const ProfileSpace& space,
+                                  int threads, int reps) {
   std::ostringstream k;
   k << "format: " << kFormat << "\n";
   k << "host cpu: " << host_cpu << "\n";
   k << "threads: " << threads << "\n";
-  for (const auto& [name, caps] : set) {
-    k << "device: " << name << " (" << devices::device_kind_name(caps.kind) << ") " << caps.detail << "\n";
+  for (const ProfiledDevice& d : set) {
+    k << "device: " << d.name << " (" << devices::device_kind_name(d.kind) << ") " << d.identity << "\n";
   }
   k << "weight type: " << dtype_name(space.weight_type) << "\n";
   for (const MatmulShape& s : space.shapes) k << "matmul: " << s.name << " " << s.out << "x" << s.in << "\n";

@@ -1,6 +1,7 @@
 // The device profile a run's plan is solved from, cached per device set + model shapes (SEEDS
 // A.4: the profiler runs offline, once; runs read its result). A profile's numbers depend on the
-// devices (their kinds and what they are: the OpenCL platform, the NPU target, the host cpu), the
+// devices (their kinds and what they are, Device::identity: the OpenCL device and platform, the
+// NPU target, the host cpu), the
 // threads they run on and the matmul shapes profiled -- not on the weights' values, so another
 // file of the same shapes and weight type reuses it, and a change to any of those is another key.
 // The key is those facts in words; the file is named by their hash and holds the words, so a
@@ -23,9 +24,16 @@ struct ProfileCacheKey {
   std::string file_name() const;  // "<the first 20 hex digits of sha256(text)>.json"
 };
 
-// `set`: the devices to profile, by name; `host_cpu`: the machine's processor (cpu_model_name()).
-ProfileCacheKey profile_cache_key(const std::vector<std::pair<std::string, devices::DeviceCaps>>& set, const std::string& host_cpu,
-                                  const ProfileSpace& space, int threads, int reps);
+// A device of the set: its name, kind and Device::identity().
+struct ProfiledDevice {
+  std::string name;
+  devices::DeviceKind kind = devices::DeviceKind::kCpu;
+  std::string identity;
+};
+
+// `set`: the devices to profile; `host_cpu`: the machine's processor (cpu_model_name()).
+ProfileCacheKey profile_cache_key(const std::vector<ProfiledDevice>& set, const std::string& host_cpu, const ProfileSpace& space,
+                                  int threads, int reps);
 
 struct CachedProfile {
   CostDb db;

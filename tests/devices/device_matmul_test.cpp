@@ -130,5 +130,20 @@ TEST(DeviceContract, RegistryListsEveryKnownDevice) {
   }
 }
 
+// A device's identity keys its measurements (the solver's profile cache): it names the device and
+// leaves out figures that move between runs (the free memory PoCL reports as global memory).
+TEST(DeviceContract, IdentityNamesTheDeviceWithoutFiguresThatMove) {
+  Fixture f = make(DType::Q8_0, 1);
+  for (const std::string& name : device_names()) {
+    std::unique_ptr<Device> a = open_or_skip(name, f.model);
+    if (!a) continue;
+    std::unique_ptr<Device> b = open_or_skip(name, f.model);
+    ASSERT_TRUE(b);
+    EXPECT_FALSE(a->identity().empty()) << name;
+    EXPECT_EQ(a->identity(), b->identity()) << name;
+    EXPECT_EQ(a->identity().find("MiB"), std::string::npos) << name << ": " << a->identity();
+  }
+}
+
 }  // namespace
 }  // namespace tandem::devices

@@ -13,15 +13,10 @@
 namespace tandem::planner {
 namespace {
 
-using Set = std::vector<std::pair<std::string, devices::DeviceCaps>>;
+using Set = std::vector<ProfiledDevice>;
 
-Set opencl_npu(const std::string& opencl_detail = "PoCL 3.1") {
-  devices::DeviceCaps gpu, npu;
-  gpu.kind = devices::DeviceKind::kGpu;
-  gpu.detail = opencl_detail;
-  npu.kind = devices::DeviceKind::kNpu;
-  npu.detail = "hexagon-v75 model";
-  return {{"npu", npu}, {"opencl", gpu}};
+Set opencl_npu(const std::string& opencl_identity = "PoCL 3.1") {
+  return {{"npu", devices::DeviceKind::kNpu, "hexagon-v75 model"}, {"opencl", devices::DeviceKind::kGpu, opencl_identity}};
 }
 
 ProfileSpace space_of(int64_t out) {

@@ -19,10 +19,11 @@ std::function<Result<HeteroOptions::PlanChoice>(const std::map<std::string, devi
     space.shapes = planner::splittable_shapes(*model);
     space.standard_lengths = o.standard_lengths;
     if (!model->layers().empty()) space.weight_type = model->layers()[0].wq.type;
-    std::vector<std::pair<std::string, devices::DeviceCaps>> set;
+    std::vector<planner::ProfiledDevice> set;
     std::string names;
     for (const DeviceRoles::Member& m : roles.members) {
-      set.emplace_back(m.name, devices.at(m.name)->caps());
+      const devices::Device& d = *devices.at(m.name);
+      set.push_back({m.name, d.caps().kind, d.identity()});
       names += (names.empty() ? "" : ",") + m.name;
     }
     const planner::ProfileCacheKey key = planner::profile_cache_key(set, planner::cpu_model_name(), space, o.threads, o.reps);

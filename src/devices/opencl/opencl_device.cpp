@@ -69,6 +69,12 @@ DeviceCaps OpenclDevice::caps() const {
   return DeviceCaps{DeviceKind::kGpu, true, c.host_unified_memory, true, c.describe(), c.is_cpu};
 }
 
+std::string OpenclDevice::identity() const {
+  // The detail line's global memory follows the host's free memory (PoCL); the rest names the device.
+  const opencl::DeviceCaps& c = ops_->runtime().caps();
+  return c.name + " (" + c.version + "; " + c.platform + "), " + std::to_string(c.compute_units) + " compute units";
+}
+
 bool OpenclDevice::supports(const OpCall& call) const {
   if (!model_ || !validate_call(call).ok()) return false;
   if (call.kind == OpKind::kMatmul || call.kind == OpKind::kGetRows) return opencl::Ops::supports(call.weight->type);

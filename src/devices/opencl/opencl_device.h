@@ -20,6 +20,7 @@ class OpenclDevice final : public Device {
   static Result<std::unique_ptr<OpenclDevice>> create(std::shared_ptr<const Model> model);
   std::string name() const override { return "opencl"; }
   DeviceCaps caps() const override;
+  std::string identity() const override;
   bool supports(const OpCall& call) const override;
   Result<std::unique_ptr<Completion>> submit(const OpCall& call) override;
 
