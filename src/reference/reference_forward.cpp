@@ -58,7 +58,6 @@ std::vector<double> ReferenceForward::load_vector(const Weight& w) {
 
 ReferenceForward::ReferenceForward(std::shared_ptr<const Model> model, int context)
     : model_(std::move(model)), cfg_(model_->config()), context_(context) {
-  token_embd_ = load(model_->token_embd());
   output_ = load(model_->output());
   output_norm_ = load_vector(model_->output_norm());
   for (const LayerWeights& l : model_->layers()) {
@@ -145,8 +144,8 @@ std::vector<double> ReferenceForward::step(TokenId token, int pos) {
   const int group = cfg_.n_heads / cfg_.n_kv_heads;
 
   // x = embedding of the token
-  std::vector<double> x(token_embd_.v.begin() + int64_t(token) * dim,
-                        token_embd_.v.begin() + int64_t(token + 1) * dim);
+  // (one row, dequantized when it is read: the table is the vocabulary's size, a step needs one)
+  std::vector<double> x = reference_dequantize_row(model_->token_embd(), token);
   if (cfg_.arch == Arch::kGemma2 || cfg_.arch == Arch::kGemma3) {
     for (double& v : x) v *= std::sqrt(double(dim));  // Gemma scales its embeddings by sqrt(dim)
   }

@@ -37,7 +37,7 @@ class ReferenceForward {
   std::shared_ptr<const Model> model_;
   ModelConfig cfg_;
   int context_ = 0;
-  Matrix token_embd_, output_;
+  Matrix output_;
   std::vector<double> output_norm_;
   std::vector<Layer> layers_;
   // KV cache: [layer][position][kv_dim]
