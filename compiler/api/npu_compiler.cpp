@@ -167,6 +167,15 @@ Result<CompiledModule> compile_mlir(std::string_view text, const CompileOptions&
       options);
 }
 
+Result<CompiledModule> compile_linear(uint32_t rows, uint32_t in, uint32_t out, std::string_view quant,
+                                      const CompileOptions& options) {
+  auto tensor = [](uint32_t a, uint32_t b) { return "tensor<" + std::to_string(a) + "x" + std::to_string(b) + "xf16>"; };
+  const std::string x = tensor(rows, in), w = tensor(out, in), y = tensor(rows, out);
+  const std::string text = "func.func @linear(%x: " + x + ", %w: " + w + ") -> " + y + " {\n  %y = llm.linear %x, %w {quant = \"" +
+                           std::string(quant) + "\"} : " + x + ", " + w + " -> " + y + "\n  return %y : " + y + "\n}\n";
+  return compile_mlir(text, options);
+}
+
 Result<CompiledModule> compile_layer(const ModelConfig& c, int rows, std::string_view phase, std::string_view quant,
                                      const CompileOptions& options) {
   return compile_module(

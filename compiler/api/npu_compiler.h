@@ -78,6 +78,11 @@ struct CompiledModule {
 // returns the programs. Errors carry the compiler's diagnostics with their source locations.
 Result<CompiledModule> compile_mlir(std::string_view mlir, const CompileOptions& options);
 
+// One matmul alone, x [rows, in] times a weight [out, in] stored as `quant`: what a weight-split
+// slice of a layer's matmul runs (the NPU's share of the weight rows, `tandem compile --plan`).
+Result<CompiledModule> compile_linear(uint32_t rows, uint32_t in, uint32_t out, std::string_view quant,
+                                      const CompileOptions& options);
+
 // One decoder layer of a model with this config, built from the runtime's op list
 // (compiler/api/layer_ir.h) at `rows` tokens of `phase`, weights stored as `quant`, compiled
 // as compile_mlir does.

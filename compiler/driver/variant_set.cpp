@@ -347,6 +347,26 @@ Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const Mod
     c.entry.precision = v.precision;
     c.entry.compile_seconds = compile_s;
     for (const FallbackOp& f : compiled->fallbacks) c.entry.fallbacks.push_back({f.op, f.device, f.reason, f.switch_cost_s});
+    // The plan's weight-split slices at this variant's rows, as programs of the variant.
+    for (const SplitSlice& sl : o.split_slices) {
+      if (!sl.rows.count(v.rows)) continue;
+      const auto ts = std::chrono::steady_clock::now();
+      auto slice = compile_linear(v.rows, sl.in, sl.out, v.precision, co);
+      if (!slice.ok())
+        return Status(slice.status().code(), v.phase + " " + std::to_string(v.rows) + " rows, " + v.level.name + ", " +
+                                                 v.precision + ", split slice " + std::to_string(sl.out) + "x" +
+                                                 std::to_string(sl.in) + ": " + slice.status().message());
+      const double slice_s = seconds_since(ts);
+      rep.compile_seconds += slice_s;
+      c.entry.compile_seconds += slice_s;
+      for (CompiledProgram& p : slice->programs) {
+        if (p.kind != CompiledProgram::Kind::kMatmul)
+          return Internal("split slice " + std::to_string(sl.out) + "x" + std::to_string(sl.in) + " compiled to a " +
+                          "program that is not a matmul");
+        compiled->programs.push_back(std::move(p));
+        ++rep.split_programs;
+      }
+    }
     for (CompiledProgram& p : compiled->programs) {
       ++rep.programs_compiled;
       // Named by shape before the one serialization and hash that key the checks and the cache.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,12 +22,22 @@ struct PowerLevel {
 // "max,1.5W,0.8" -> levels (a bare number is watts). Errors name the bad item.
 Result<std::vector<PowerLevel>> parse_power_levels(const std::string& list);
 
+// A weight-split slice a plan runs on the NPU: a matmul of `out` of a weight's rows (of `in`
+// columns), at the prefill buckets in `rows` (1: the decode variant). Compiled into every variant of
+// those rows (each power level and precision) beside the layer's own programs, so the slice the
+// runtime asks for binds a compiled program.
+struct SplitSlice {
+  uint32_t out = 0, in = 0;
+  std::set<uint32_t> rows;
+};
+
 struct VariantSetOptions {
   std::string target_path;               // "" = default target
   std::vector<uint32_t> buckets;         // prefill row counts
   bool decode = true;                    // also the one-row decode variant
   std::vector<PowerLevel> power_levels = {{"max", 0}};
   std::vector<std::string> precisions = {"q4_0"};
+  std::vector<SplitSlice> split_slices;  // from a plan (tandem compile --plan); none by default
   bool validate = true;
   uint32_t validate_rows = 4;            // rows of each edge check compared to the reference
   // Each rmsnorm fused with the linears of its cluster into one program (manifest kind
@@ -53,6 +64,7 @@ struct VariantSetReport {
   unsigned jobs = 0;              // worker threads that checked programs (0: not validated)
   size_t programs_compiled = 0;   // before de-duplication
   size_t programs_stored = 0;     // distinct program files
+  size_t split_programs = 0;      // of programs_compiled: weight-split slices (split_slices)
   double worst_error_ratio = 0;   // over all validated programs
 };
 

@@ -92,6 +92,7 @@ Result<CostDb> profile_soc(const sim::SocModel& soc, const ProfileSpace& space, 
   for (int L : db.standard_lengths) lengths.push_back(L);
   const std::vector<ProfileJob> jobs = profile_jobs(space, tile);
   sim::TaskCostModel costs(soc);
+  if (space.npu_cache) costs.set_compile_cache(space.npu_cache);
   const size_t total = jobs.size() * lengths.size();
   size_t done = 0;
   for (const ProfileJob& j : jobs) {

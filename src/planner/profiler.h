@@ -5,10 +5,12 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "compile_cache/cache.h"
 #include "model/model.h"
 #include "planner/cost_db.h"
 #include "sim/soc_model.h"
@@ -27,6 +29,8 @@ struct ProfileSpace {
   std::vector<int> standard_lengths = {32, 64, 128, 256, 512, 1024};
   std::vector<double> ratios = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};  // GPU share of weight rows
   DType weight_type = DType::Q4_0;
+  // Given, the NPU's shapes the cache holds are timed on the compiler's programs (sim/task_cost.h).
+  std::shared_ptr<const compile_cache::CompileCache> npu_cache;
 };
 
 // One sub-shape to time: the first `rows` rows of a weight [parent_rows x in]. A part keeps its

@@ -103,12 +103,15 @@ int64_t Partitioner::smallest_standard_at_least(int64_t m) const {
   return 0;
 }
 
+int64_t npu_rows_of_split(int64_t weight_rows, double gpu_share) {
+  const int64_t npu = int64_t(std::llround(double(weight_rows) * (1.0 - gpu_share) / 32.0)) * 32;
+  return std::clamp<int64_t>(npu, 0, weight_rows);
+}
+
+bool splits_weight_rows(Strategy s) { return s == Strategy::kWeightCentric || s == Strategy::kHybrid; }
+
 int64_t Partitioner::gpu_rows_of(const OpCall& op, double gpu_share) const {
-  // The NPU's share is kept a multiple of its 32-row tiles so its sub-shape pads nothing.
-  const int64_t rows = op.weight->rows;
-  int64_t npu = int64_t(std::llround(double(rows) * (1.0 - gpu_share) / 32.0)) * 32;
-  npu = std::clamp<int64_t>(npu, 0, rows);
-  return rows - npu;
+  return op.weight->rows - npu_rows_of_split(op.weight->rows, gpu_share);
 }
 
 std::vector<int> Partitioner::gpu_part(const OpCall& op, int64_t r0, int64_t r1, int64_t w0, int64_t w1,

@@ -36,6 +36,13 @@ struct OpChoice {
   // back, the rest on the GPU alongside. 0: the largest standard length <= n, as many as fit.
   int64_t npu_chunk = 0, npu_chunks = 0;
 };
+// Weight-centric and hybrid splits: how many of a weight's rows the NPU takes at this GPU share
+// (a multiple of its 32-row tiles, so its sub-shape pads nothing). The compiler builds the same
+// slice for a plan (tandem compile --plan), so what it compiles is what the runtime asks for.
+int64_t npu_rows_of_split(int64_t weight_rows, double gpu_share);
+// Whether a strategy splits a matmul's weight rows between the devices.
+bool splits_weight_rows(Strategy s);
+
 using Decider = std::function<std::optional<OpChoice>(int64_t out, int64_t in, int64_t n)>;
 
 struct PartitionOptions {

@@ -36,6 +36,7 @@ Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const S
   }
   SimDriver driver(soc, o.sync);
   driver.costs().set_npu_order(o.npu_order);
+  if (o.npu_cache) driver.costs().set_compile_cache(o.npu_cache);
   SimulateResult r;
   // NPU graphs: standard lengths (and the decode graph) are built offline, before the request;
   // any other length at run time, charged to the NPU before the chunk that needs it.
@@ -96,6 +97,9 @@ Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const S
   r.fast_fallbacks = st.fast_fallbacks;
   r.handoff_s = st.handoff_seconds;
   r.busy_s = st.busy_seconds;
+  r.npu_shapes_compiled = driver.costs().npu_shapes_compiled();
+  r.npu_shapes_library = driver.costs().npu_shapes_library();
+  r.first_not_compiled = driver.costs().first_not_compiled();
   if (!o.trace.empty()) TANDEM_RETURN_IF_ERROR(driver.write_trace(o.trace));
   return r;
 }

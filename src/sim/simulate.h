@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compile_cache/cache.h"
 #include "model/model.h"
 #include "runtime/partition.h"
 #include "runtime/sync/sync_mode.h"
@@ -23,6 +24,8 @@ struct SimulateOptions {
   int prompt = 256;
   int gen = 32;
   std::string trace;  // Chrome trace path, or empty
+  // The compiler's programs: NPU shapes the cache holds are timed on them (sim/task_cost.h).
+  std::shared_ptr<const compile_cache::CompileCache> npu_cache;
 };
 
 struct SimulateResult {
@@ -36,6 +39,10 @@ struct SimulateResult {
   uint64_t npu_graphs = 0, tasks = 0, handoffs = 0, fast_fallbacks = 0;
   double handoff_s = 0;
   std::map<std::string, double> busy_s;
+  // With a compile cache: distinct NPU shapes timed on its programs and on the operator
+  // library's (the cache had none), and the first of those with why.
+  uint64_t npu_shapes_compiled = 0, npu_shapes_library = 0;
+  std::string first_not_compiled;
 };
 
 Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const SimulateOptions& options);

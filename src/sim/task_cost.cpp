@@ -100,8 +100,17 @@ Result<TaskCost> TaskCostModel::npu_cost(const OpCall& c, const ComputeUnit& uni
   const npu::TargetModel& t = unit.npu.target;
   std::string& fingerprint = target_fingerprints_[unit.name];
   if (fingerprint.empty()) fingerprint = t.fingerprint();
+  // A compiled program is known by its bytes' SHA-256 (the order ablation does not apply to it:
+  // the compiler chose its schedule).
+  const compile_cache::ProgramEntry* compiled = compiled_program(c);
   const std::string shared_key =
-      fingerprint + "|" + (npu_order_ == npu::oplib::MatmulOrder::kWeightStationary ? "naive" : "exchanged") + "|" + shape;
+      compiled ? fingerprint + "|compiled|" + compiled->sha256
+               : fingerprint + "|" + (npu_order_ == npu::oplib::MatmulOrder::kWeightStationary ? "naive" : "exchanged") + "|" + shape;
+  if (compiled) {
+    ++shapes_compiled_;
+  } else if (compile_cache_) {
+    if (shapes_library_++ == 0) first_not_compiled_ = shape + ": the compile cache has no program of this shape";
+  }
   TaskCost raw;
   bool have_raw = false;
   {
@@ -113,7 +122,13 @@ Result<TaskCost> TaskCostModel::npu_cost(const OpCall& c, const ComputeUnit& uni
     }
   }
   if (!have_raw) {
-    TANDEM_ASSIGN_OR_RETURN(raw, npu_raw_cost(c, t));
+    if (compiled) {
+      TANDEM_ASSIGN_OR_RETURN(npu::Program program, compile_cache_->load(*compiled));  // refuses changed bytes
+      TANDEM_RETURN_IF_ERROR(npu::verify(program, t));
+      TANDEM_ASSIGN_OR_RETURN(raw, time_program(program, t));
+    } else {
+      TANDEM_ASSIGN_OR_RETURN(raw, npu_raw_cost(c, t));
+    }
     SharedNpuTimings& shared = shared_npu_timings();
     std::lock_guard<std::mutex> lock(shared.mu);
     shared.by_key.emplace(shared_key, raw);
@@ -151,6 +166,28 @@ Result<TaskCost> TaskCostModel::npu_raw_cost(const OpCall& c, const npu::TargetM
   } else {
     return Unsupported(std::string("simulator: the NPU has no graph for ") + graph::op_kind_name(c.kind));
   }
+  return time_program(program, t);
+}
+
+const compile_cache::ProgramEntry* TaskCostModel::compiled_program(const OpCall& c) const {
+  if (!compile_cache_) return nullptr;
+  if (c.kind == OpKind::kMatmul) {
+    if (!c.weight) return nullptr;
+    // The format the NPU packs the weight into (f32 and bf16 are rounded to f16), as the npu device asks.
+    const DType packed = c.weight->type == DType::F32 || c.weight->type == DType::BF16 ? DType::F16 : c.weight->type;
+    return compile_cache_->find(uint32_t(c.out.rows), uint32_t(c.weight->cols), uint32_t(c.row_end - c.row_begin),
+                                std::string(dtype_name(packed)));
+  }
+  if (c.kind == OpKind::kRmsNorm || c.kind == OpKind::kSwiglu || c.kind == OpKind::kAdd) {
+    const npu::oplib::EltOp op = c.kind == OpKind::kRmsNorm ? npu::oplib::EltOp::kRmsNorm
+                                 : c.kind == OpKind::kSwiglu ? npu::oplib::EltOp::kSwiglu : npu::oplib::EltOp::kAdd;
+    return compile_cache_->find_elementwise(std::string(npu::oplib::elt_op_name(op)), uint32_t(c.out.rows),
+                                            uint32_t(c.out.cols), c.eps);
+  }
+  return nullptr;
+}
+
+Result<TaskCost> TaskCostModel::time_program(const npu::Program& program, const npu::TargetModel& t) {
   npu::Executor exec(t);
   npu::ExecOptions timing_only;
   timing_only.functional = false;

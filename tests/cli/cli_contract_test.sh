@@ -183,6 +183,12 @@ sys.exit(0 if a==b and len(a[0])>0 and all(r>=0 for _,_,r in a[0]) else 1)"
   check "compile --fuse-clusters json" python3 -c "import json,sys; j=json.loads(sys.argv[1]); sys.exit(0 if j['fused_programs']>0 and j['programs_compiled']<42 else 1)" "$fj"
   check "fused programs validated" python3 -c "import json,sys; m=json.load(open('$FC/manifest.json')); f=[p for p in m['programs'] if p['kind']=='norm_linear']; sys.exit(0 if f and all(0<=p['max_error_ratio']<=1 and len(p['norm_linear']['outs'])>=2 for p in f) else 1)"
   check "compile table" bash -c "\"$TANDEM\" compile --model-preset test-small --buckets 16 --no-validate -o '$WORK/cache2' | grep -Eq '^\\| prefill \\|    16 \\|.*\\|  +- \\|  +- \\|'"
+  # simulate given the cache: the SoC's NPU shapes the cache holds are timed on the compiled programs
+  # (the standard lengths are its buckets, so npu-only asks for nothing else); a cache for another
+  # NPU target is refused.
+  sc=$("$TANDEM" simulate --soc sd8gen3 -m "$Q" --prompt 7 --gen 2 --strategy npu-only --npu-cache "$CC" --json)
+  check "simulate times the compiled programs" python3 -c "import json,sys; j=json.loads(sys.argv[1]); sys.exit(0 if j['npu_shapes_compiled']>0 and j['npu_shapes_library']==0 else 1)" "$sc"
+  check "simulate --npu-cache for another NPU" one_line_error "manifest.json" "$TANDEM" simulate --soc sd8elite -m "$Q" --npu-cache "$CC"
   run_ids() { "$TANDEM" run -m "$Q" --devices opencl,npu --strategy npu-only --standard-lengths 4,8 --prompt-ids "1 2 3 4 5 6 7" -n 6 --ids --temp 0 "$@" 2>/dev/null; }
   if "$TANDEM" devices 2>/dev/null | grep -q "opencl.*yes"; then
     lib=$(run_ids); cc=$(run_ids --npu-cache "$CC")
@@ -194,6 +200,24 @@ sys.exit(0 if a==b and len(a[0])>0 and all(r>=0 for _,_,r in a[0]) else 1)"
     all_compiled() { grep -Eq '\(([1-9][0-9]*) compiled, from the compile cache' <<<"$1" && ! grep -q '^npu programs' <<<"$1"; }
     check "npu cache: its buckets are the standard lengths" all_compiled "$ce"
     check "npu cache: programs built at run time are counted and explained" bash -c "\"$TANDEM\" run -m '$Q' --devices opencl,npu --strategy npu-only --standard-lengths 4,16 --prompt-ids '1 2 3 4 5 6 7 8 9 10 11' -n 2 --npu-cache '$CC' -v 2>&1 | grep -Eq '^npu programs +[1-9][0-9]* from the compile cache, [1-9][0-9]* built at run time; first not cached: matmul:.*x16x.*: the cache has no program of this shape \\(for in=64 it has rows 1,4,8,'"
+    # A plan's weight splits, compiled (--plan): the NPU's slice of every split binds a compiled
+    # program; the cache without them builds those slices at run time.
+    "$TANDEM" plan --soc sd8gen3 -m "$Q" --max-len 16 --standard-lengths 4,8 -o "$WORK/soc-plan.json" >/dev/null
+    python3 -c "
+import json,sys
+p=json.load(open(sys.argv[1]))
+for op in p['ops']: op['ranges']=[dict(op['ranges'][0], n_min=1, n_max=16, strategy='hybrid', gpu_share=0.5)]
+json.dump(p, open(sys.argv[2],'w'))" "$WORK/soc-plan.json" "$WORK/half.json"
+    sj=$("$TANDEM" compile -m "$Q" --buckets 4,8 --plan "$WORK/half.json" --json -o "$WORK/cache_split")
+    check "compile --plan compiles the split slices" python3 -c "import json,sys; sys.exit(0 if json.loads(sys.argv[1])['split_programs']==9 else 1)" "$sj"
+    split_run() { "$TANDEM" run -m "$Q" --devices opencl,npu --plan "$WORK/half.json" --prompt-ids "1 2 3 4 5 6 7 8 9 10 11" -n 4 --ids --temp 0 -v "$@"; }
+    q_cpu=$("$TANDEM" run -m "$Q" --prompt-ids "1 2 3 4 5 6 7 8 9 10 11" -n 4 --ids --temp 0)
+    sr=$(split_run --npu-cache "$WORK/cache_split" 2>"$WORK/split.err")
+    check "split slices: tokens equal cpu" [ -n "$q_cpu" ] && [ "$sr" = "$q_cpu" ]
+    check "split slices: every npu program from the cache" all_compiled "$(cat "$WORK/split.err")"
+    check "split slices: a cache without them builds them at run time" bash -c "'$TANDEM' run -m '$Q' --devices opencl,npu --plan '$WORK/half.json' --prompt-ids '1 2 3' -n 2 --npu-cache '$CC' -v 2>&1 | grep -Eq '^npu programs .* built at run time; first not cached: matmul:blk.0.[a-z_]+.weight\\[[0-9]+:[0-9]+\\]'"
+    "$TANDEM" plan --soc sd8gen3 --model-preset internlm2-1.8b --max-len 8 -o "$WORK/other-plan.json" >/dev/null
+    check "compile --plan of another model" one_line_error "other-plan.json: op 'attn_q" "$TANDEM" compile -m "$Q" --buckets 4 --plan "$WORK/other-plan.json" -o "$WORK/c4"
     check "fused cache: same tokens (fused ops from the library)" [ -n "$lib" ] && [ "$lib" = "$(run_ids --npu-cache "$FC")" ]
     check "npu cache at 1.5W: same tokens" [ -n "$lib" ] && [ "$lib" = "$(run_ids --npu-cache "$CC" --npu-power-level 1.5W)" ]
     check "npu power level unknown" one_line_error "no variants at power level '9W' (the cache has: max, 1.5W)" "$TANDEM" run -m "$Q" --devices opencl,npu --prompt-ids "1 2" -n 1 --npu-cache "$CC" --npu-power-level 9W

@@ -11,7 +11,10 @@
 #include "devices/npu/npu_device.h"
 #include "devices/registry.h"
 #include "npu/oplib/elementwise.h"
+#include "npu/executor.h"
 #include "npu/oplib/matmul.h"
+#include "sim/soc_model.h"
+#include "sim/task_cost.h"
 #include "tests/model/test_models.h"
 
 namespace tandem::devices {
@@ -155,6 +158,50 @@ TEST(NpuDeviceCache, ModifiedProgramFailsPrepare) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("refusing to run a modified program"), std::string::npos) << r.status().message();
   EXPECT_FALSE(npu->supports(call));
+}
+
+// The simulator, given the cache, times the compiler's program for a shape it holds (here a
+// schedule the library would not pick) and the library's for the rest, and counts which was which.
+TEST(NpuDeviceCache, SimulatorTimesTheCompiledProgram) {
+  const int64_t m = 5;
+  CacheFixture s = make_cache("sim", m);
+  auto soc = sim::SocModel::load_named("sd8gen3");
+  ASSERT_TRUE(soc.ok()) << soc.status().message();
+  const sim::ComputeUnit* npu = nullptr;
+  for (const sim::ComputeUnit& u : soc->units)
+    if (u.static_graphs()) npu = &u;
+  ASSERT_NE(npu, nullptr);
+  std::vector<float> x(size_t(m * s.w->cols)), y(size_t(m * s.w->rows));
+  Task t;
+  t.device = npu->name;
+  t.call = OpCall::matmul(s.w, 0, s.w->rows, x.data(), m, s.w->cols, y.data(), s.w->rows);
+  Task other = t;  // a shape the cache lacks: 7 rows
+  std::vector<float> x7(size_t(7 * s.w->cols)), y7(size_t(7 * s.w->rows));
+  other.call = OpCall::matmul(s.w, 0, s.w->rows, x7.data(), 7, s.w->cols, y7.data(), s.w->rows);
+
+  sim::TaskCostModel library(*soc), compiled(*soc);
+  compiled.set_compile_cache(open_cache(s.dir));
+  auto lib = library.cost(t, npu), comp = compiled.cost(t, npu);
+  ASSERT_TRUE(lib.ok() && comp.ok());
+  // What the cached program takes on the unit's target, scaled as every NPU matmul is.
+  auto cache = open_cache(s.dir);
+  auto program = cache->load(cache->manifest().programs.at(0));
+  ASSERT_TRUE(program.ok());
+  npu::Executor exec(npu->npu.target);
+  npu::ExecOptions timing_only;
+  timing_only.functional = false;
+  auto run = exec.run(*program, timing_only);
+  ASSERT_TRUE(run.ok());
+  EXPECT_DOUBLE_EQ(comp->seconds, run->seconds * npu->npu.calibration.factor(s.w->rows, s.w->cols));
+  EXPECT_NE(comp->seconds, lib->seconds);
+  EXPECT_EQ(compiled.npu_shapes_compiled(), 1u);
+  EXPECT_EQ(compiled.npu_shapes_library(), 0u);
+
+  auto lib7 = library.cost(other, npu), comp7 = compiled.cost(other, npu);
+  ASSERT_TRUE(lib7.ok() && comp7.ok());
+  EXPECT_DOUBLE_EQ(comp7->seconds, lib7->seconds);
+  EXPECT_EQ(compiled.npu_shapes_library(), 1u);
+  EXPECT_NE(compiled.first_not_compiled().find("m7"), std::string::npos) << compiled.first_not_compiled();
 }
 
 }  // namespace

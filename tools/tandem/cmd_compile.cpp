@@ -1,9 +1,10 @@
 // `tandem compile (-m MODEL | --model-preset NAME) [--target T.json] [--buckets auto|LIST]
-//  [--lengths DIST] [--power-levels LIST] [--precisions LIST] [--fuse-clusters] -o CACHE_DIR`: the NPU variant set
+//  [--lengths DIST] [--power-levels LIST] [--precisions LIST] [--fuse-clusters] [--plan PLAN] -o CACHE_DIR`: the NPU variant set
 // of a model's decoder layer through the MLIR compiler, validated, into a compile cache.
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -14,7 +15,9 @@
 #include "compiler/driver/variant_set.h"
 #include "model/gen_model.h"
 #include "model/model.h"
+#include "planner/plan.h"
 #include "report/edgellm_report.h"
+#include "runtime/partition.h"
 #include "tools/tandem/commands.h"
 #include "tools/tandem/progress_bar.h"
 
@@ -57,11 +60,46 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
+// The NPU's weight-split slices a plan runs (weight-centric and hybrid ranges), at the prefill
+// buckets those ranges can ask for -- every bucket up to the range's longest chunk and the first at
+// or past it (a remainder is padded up to a bucket) -- and at the decode row when the range starts
+// at 1. Slices that are the whole weight (or none of it) are the layer's own programs.
+Result<std::vector<compiler::SplitSlice>> split_slices_of(const planner::Plan& plan, const std::string& file, const Model& model,
+                                                         const std::vector<uint32_t>& buckets, bool decode) {
+  std::map<std::pair<uint32_t, uint32_t>, std::set<uint32_t>> rows;  // (out, in) -> rows
+  const std::vector<planner::MatmulShape> shapes = planner::splittable_shapes(model);
+  for (const planner::PlanOp& op : plan.ops) {
+    const bool known = std::any_of(shapes.begin(), shapes.end(), [&](const auto& s) { return s.out == op.out && s.in == op.in; });
+    if (!known)
+      return InvalidArgument(file + ": op '" + op.name + "' (" + std::to_string(op.out) + "x" + std::to_string(op.in) +
+                             ") is not a matmul of this model (a plan made for another model?)");
+    for (const planner::PlanRange& r : op.ranges) {
+      if (!splits_weight_rows(r.strategy)) continue;
+      const int64_t npu = npu_rows_of_split(op.out, r.gpu_share);
+      if (npu <= 0 || npu >= op.out) continue;
+      std::set<uint32_t>& at = rows[{uint32_t(npu), uint32_t(op.in)}];
+      if (r.n_min <= 1 && decode) at.insert(1);
+      if (r.n_max < 2) continue;
+      for (uint32_t b : buckets) {
+        if (int64_t(b) <= r.n_max) at.insert(b);
+        if (int64_t(b) >= r.n_max) {
+          at.insert(b);
+          break;
+        }
+      }
+    }
+  }
+  std::vector<compiler::SplitSlice> out;
+  for (auto& [shape, at] : rows)
+    if (!at.empty()) out.push_back({shape.first, shape.second, std::move(at)});
+  return out;
+}
+
 }  // namespace
 
 Command add_compile(CLI::App& app) {
   struct Opts {
-    std::string model, preset, target, buckets = "auto", lengths = "heavy-tail", power = "max", precisions, out;
+    std::string model, preset, target, buckets = "auto", lengths = "heavy-tail", power = "max", precisions, plan, out;
     int bucket_count = 6;
     int validate_rows = 4;
     bool no_validate = false, no_decode = false, json = false, report = false, fuse = false;
@@ -79,6 +117,9 @@ Command add_compile(CLI::App& app) {
   sub->add_option("--bucket-count", o->bucket_count, "buckets for --buckets auto")->capture_default_str();
   sub->add_option("--power-levels", o->power, "power levels: max and/or NPU caps in watts, e.g. max,1.5W")->capture_default_str();
   sub->add_option("--precisions", o->precisions, "weight formats to compile (f16,q8_0,q4_0; default: the model's, presets q4_0)");
+  sub->add_option("--plan", o->plan,
+                  "a solver plan (tandem plan -o): also compile the NPU's slice of every weight split it uses, so "
+                  "`run --plan` binds compiled programs for them");
   sub->add_option("--validate-rows", o->validate_rows, "rows per edge check compared with the reference")->capture_default_str();
   sub->add_flag("--no-validate", o->no_validate, "skip the differential validation");
   sub->add_option("-j,--jobs", o->jobs, "threads checking and timing programs while the next variant compiles (0: one per core)")
@@ -156,6 +197,10 @@ Command add_compile(CLI::App& app) {
                                        std::to_string(context) + " tokens (" + model->config().arch_name + ".context_length)");
               }
             }
+            if (!o->plan.empty()) {
+              TANDEM_ASSIGN_OR_RETURN(planner::Plan plan, planner::Plan::load(o->plan));
+              TANDEM_ASSIGN_OR_RETURN(vo.split_slices, split_slices_of(plan, o->plan, *model, vo.buckets, vo.decode));
+            }
             ProgressBar bar("compiling variants");
             TANDEM_ASSIGN_OR_RETURN(compiler::VariantSetReport rep,
                                     compiler::compile_variant_set(model->config(), id, t, vo,
@@ -170,7 +215,7 @@ Command add_compile(CLI::App& app) {
                                   {"programs_stored", rep.programs_stored}, {"compile_seconds", rep.compile_seconds},
                                   {"validate_seconds", rep.validate_seconds}, {"wall_seconds", rep.wall_seconds},
                                   {"jobs", rep.jobs}, {"worst_error_ratio", rep.worst_error_ratio},
-                                  {"fused_programs", fused},
+                                  {"fused_programs", fused}, {"split_programs", rep.split_programs},
                                   {"key_digest", man.key.digest()}};
               std::cout << j.dump() << "\n";
               return Status::Ok();
@@ -206,6 +251,16 @@ Command add_compile(CLI::App& app) {
                           ddr.c_str(), v.compile_seconds, fb.c_str());
             }
             if (fused > 0) std::printf("%zu distinct fused programs (rmsnorm + the linears reading it)\n", fused);
+            if (!vo.split_slices.empty()) {
+              std::string shapes;
+              for (const compiler::SplitSlice& sl : vo.split_slices) {
+                std::string at;
+                for (uint32_t r : sl.rows) at += (at.empty() ? "" : ",") + std::to_string(r);
+                shapes += (shapes.empty() ? "" : "; ") + std::to_string(sl.out) + "x" + std::to_string(sl.in) + " at rows " + at;
+              }
+              std::printf("%zu programs for the NPU's share of the weight splits in %s: %s\n", rep.split_programs,
+                          o->plan.c_str(), shapes.c_str());
+            }
             const std::string checked = rep.jobs == 0 ? std::string("not validated")
                                                       : fmt("validation %.1f s", rep.validate_seconds) + " on " +
                                                             std::to_string(rep.jobs) + (rep.jobs == 1 ? " thread" : " threads");

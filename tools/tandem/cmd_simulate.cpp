@@ -8,6 +8,7 @@
 
 #include "model/gen_model.h"
 #include "tools/tandem/commands.h"
+#include "tools/tandem/session_factory.h"
 #include "tools/tandem/simulation.h"
 
 namespace tandem::cli {
@@ -30,7 +31,13 @@ Command add_simulate(CLI::App& app) {
                   "plan (the solver's, profiled on the SoC model and solved now) or a fixed partition strategy (as for run/bench)")
       ->capture_default_str();
   sub->add_option("--ratio", o->q.ratio, "GPU share of weight rows for weight-centric and hybrid")->capture_default_str();
-  sub->add_option("--standard-lengths", o->q.standard_lengths, "NPU static sequence lengths")->capture_default_str();
+  sub->add_option("--standard-lengths", o->q.standard_lengths,
+                  std::string("NPU static sequence lengths (default: the compile cache's buckets with --npu-cache, else ") +
+                      kDefaultStandardLengths + ")");
+  sub->add_option("--npu-cache", o->q.npu_cache,
+                  "a compile cache (tandem compile -o) of this model for the SoC's NPU: the NPU's shapes it holds are "
+                  "timed on the compiler's programs instead of the operator library's");
+  sub->add_option("--npu-power-level", o->q.npu_power_level, "the cache's programs of this power level (default max)");
   sub->add_option("--sync", o->q.sync, "fast | blocking")->capture_default_str();
   sub->add_option("--trace", o->q.trace, "write the predicted timeline as a Chrome trace (Perfetto)");
   sub->add_option("--plan", o->q.plan, "a plan from `tandem plan -o`: each matmul takes its entry for the actual length");
@@ -43,7 +50,10 @@ Command add_simulate(CLI::App& app) {
             } else {
               TANDEM_ASSIGN_OR_RETURN(model, Model::load(o->model));
             }
-            TANDEM_ASSIGN_OR_RETURN(Simulation s, simulate_request(*model, o->q));
+            SimulationRequest q = o->q;
+            q.model_file = o->model;
+            q.model_preset = o->preset;
+            TANDEM_ASSIGN_OR_RETURN(Simulation s, simulate_request(*model, q));
             const sim::SimulateResult& r = s.result;
             const std::string& strategy_label = s.strategy;
             const std::string model_name = o->preset.empty() ? o->model : o->preset;
@@ -72,6 +82,10 @@ Command add_simulate(CLI::App& app) {
                                   {"handoff_s", r.handoff_s},
                                   {"fast_fallbacks", r.fast_fallbacks},
                                   {"busy_s", busy},
+                                  {"npu_cache", o->q.npu_cache},
+                                  {"npu_shapes_compiled", r.npu_shapes_compiled},
+                                  {"npu_shapes_library", r.npu_shapes_library},
+                                  {"first_not_compiled", r.first_not_compiled},
                                   {"prediction", true}};
               std::cout << j.dump() << "\n";
               return Status::Ok();
@@ -90,6 +104,12 @@ Command add_simulate(CLI::App& app) {
                         "%llu handoffs costing %.1f ms\n",
                         r.prefill_s * 1e3, r.decode_s * 1e3, (unsigned long long)r.npu_graphs, r.offline_prepare_s * 1e3,
                         r.runtime_prepare_s * 1e3, (unsigned long long)r.handoffs, r.handoff_s * 1e3);
+            if (!o->q.npu_cache.empty()) {
+              std::printf("npu programs timed: %llu shapes on the compiler's programs from %s, %llu on the operator library's%s%s\n",
+                          (unsigned long long)r.npu_shapes_compiled, o->q.npu_cache.c_str(),
+                          (unsigned long long)r.npu_shapes_library, r.first_not_compiled.empty() ? "" : "; first: ",
+                          r.first_not_compiled.c_str());
+            }
             return Status::Ok();
           }};
 }

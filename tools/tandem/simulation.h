@@ -14,7 +14,12 @@ struct SimulationRequest {
   std::string soc = "sd8gen3";
   std::string strategy = "plan";  // "plan": the solver's, profiled on the SoC model now; else a fixed one
   std::string plan;               // a plan file (overrides strategy)
-  std::string standard_lengths = "32,64,128,256,512,1024";
+  std::string standard_lengths;  // "": the compile cache's buckets with npu_cache, else kDefaultStandardLengths
+  // A compile cache (tandem compile -o) for this model and the SoC's NPU: the NPU's shapes it holds
+  // are timed on the compiler's programs, in the plan's profile and in the request alike.
+  std::string npu_cache, npu_power_level;
+  std::string model_file;    // the GGUF the model came from (the cache's key), or
+  std::string model_preset;  // the preset it was built from
   std::string sync = "fast";
   std::string trace;  // a Chrome trace of the predicted timeline, or ""
   double ratio = 0.5;

@@ -158,7 +158,7 @@ std::string NpuDevice::why_not_cached(const GraphSpec& s) const {
   std::string why = s.key() + ": the cache has no program of this shape";
   if (matmul) {
     why += " (for in=" + std::to_string(s.weight ? s.weight->cols : 0) + " it has rows " + list(rows) + ", outs " + list(outs) +
-           "; a split slice binds only when its row count was compiled)";
+           "; a weight-split slice binds when it was compiled: tandem compile --plan)";
   } else {
     why += " (for " + op + " of " + std::to_string(s.cols) + " columns it has rows " + list(rows) + ")";
   }
