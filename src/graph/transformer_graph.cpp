@@ -92,6 +92,14 @@ OpCall slot_matmul(const Buffers& b, const Weight& w, Act x, float* y, int64_t l
   return c;
 }
 
+// A layer's row op (norm, activation, residual add) between activation slots: like a layer
+// matmul, a static-shape device may pad its rows up inside them.
+OpCall slot_op(const Buffers& b, OpCall c) {
+  c.a.capacity = b.slot_rows;
+  c.out.capacity = b.slot_rows;
+  return c;
+}
+
 }  // namespace
 
 bool is_layer_matmul(const Model& model, const OpCall& op) {
@@ -116,7 +124,7 @@ std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, i
     const LayerWeights& L = model.layers()[size_t(l)];
     const bool local = c.is_local_layer(l);
     // attention block
-    ops.push_back(rmsnorm(L.attn_norm, rows(b.x, n, dim), rows(b.xb, n, dim), c.rms_eps));
+    ops.push_back(slot_op(b, rmsnorm(L.attn_norm, rows(b.x, n, dim), rows(b.xb, n, dim), c.rms_eps)));
     ops.push_back(slot_matmul(b, L.wq, rows(b.xb, n, dim), b.q, qd));
     ops.push_back(slot_matmul(b, L.wk, rows(b.xb, n, dim), b.k, kv));
     ops.push_back(slot_matmul(b, L.wv, rows(b.xb, n, dim), b.v, kv));
@@ -164,17 +172,17 @@ std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, i
     ops.push_back(att);
     ops.push_back(slot_matmul(b, L.wo, rows(b.att, n, qd), b.xb, dim));
     // Post-norms (Gemma) normalize a block's output, in place, before it joins the residual.
-    if (c.post_norms) ops.push_back(rmsnorm(L.attn_post_norm, rows(b.xb, n, dim), rows(b.xb, n, dim), c.rms_eps));
-    ops.push_back(elementwise(OpKind::kAdd, rows(b.x, n, dim), rows(b.xb, n, dim)));
+    if (c.post_norms) ops.push_back(slot_op(b, rmsnorm(L.attn_post_norm, rows(b.xb, n, dim), rows(b.xb, n, dim), c.rms_eps)));
+    ops.push_back(slot_op(b, elementwise(OpKind::kAdd, rows(b.x, n, dim), rows(b.xb, n, dim))));
     // feed-forward block: down(act(gate) * up)
-    ops.push_back(rmsnorm(L.ffn_norm, rows(b.x, n, dim), rows(b.xb, n, dim), c.rms_eps));
+    ops.push_back(slot_op(b, rmsnorm(L.ffn_norm, rows(b.x, n, dim), rows(b.xb, n, dim), c.rms_eps)));
     ops.push_back(slot_matmul(b, L.w_gate, rows(b.xb, n, dim), b.gate, ffn));
     ops.push_back(slot_matmul(b, L.w_up, rows(b.xb, n, dim), b.up, ffn));
     const OpKind glu = c.activation == Activation::kSilu ? OpKind::kSwiglu : OpKind::kGeglu;
-    ops.push_back(elementwise(glu, rows(b.gate, n, ffn), rows(b.up, n, ffn)));
+    ops.push_back(slot_op(b, elementwise(glu, rows(b.gate, n, ffn), rows(b.up, n, ffn))));
     ops.push_back(slot_matmul(b, L.w_down, rows(b.gate, n, ffn), b.xb, dim));
-    if (c.post_norms) ops.push_back(rmsnorm(L.ffn_post_norm, rows(b.xb, n, dim), rows(b.xb, n, dim), c.rms_eps));
-    ops.push_back(elementwise(OpKind::kAdd, rows(b.x, n, dim), rows(b.xb, n, dim)));
+    if (c.post_norms) ops.push_back(slot_op(b, rmsnorm(L.ffn_post_norm, rows(b.xb, n, dim), rows(b.xb, n, dim), c.rms_eps)));
+    ops.push_back(slot_op(b, elementwise(OpKind::kAdd, rows(b.x, n, dim), rows(b.xb, n, dim))));
   }
   if (!logits) return ops;
   const int first = all_logits ? 0 : n - 1, count = n - first;

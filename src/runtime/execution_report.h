@@ -44,6 +44,9 @@ struct ExecutionReport {
   // Ops placed past their role's device (it does not support them), and the first, in words.
   uint64_t placed_elsewhere = 0;
   std::string first_placement;
+  // Row ops (rmsnorm, swiglu, add) the compiler's placement put on the NPU beside its matmuls
+  // (PartitionOptions::npu_row_ops), summed over the chunks of the run.
+  uint64_t npu_row_ops = 0;
   std::string device_note;  // how the device set was completed (the cpu joining an npu alone), or ""
   std::string plan;         // the solver's plan that ran and why each matmul went where, or "" (a fixed strategy)
   // Synchronization (multi-device runs).

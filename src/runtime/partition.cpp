@@ -234,8 +234,77 @@ std::vector<int> Partitioner::npu_pipe(const OpCall& op, const std::vector<int>&
   return deps;
 }
 
+OpChoice Partitioner::choice_for(const OpCall& matmul, bool count) {
+  if (opt_.decider) {
+    if (std::optional<OpChoice> c = opt_.decider(matmul.weight->rows, matmul.weight->cols, matmul.out.rows)) {
+      if (count) ++decided_;
+      return *c;
+    }
+  }
+  return OpChoice{opt_.strategy, opt_.gpu_share};
+}
+
+bool Partitioner::npu_runs_whole(const OpCall& matmul) {
+  switch (choice_for(matmul, false).strategy) {
+    case Strategy::kNpuOnly:
+    case Strategy::kPadding:
+    case Strategy::kOnlinePrepare:
+    case Strategy::kNpuPipe: return true;
+    case Strategy::kLayer: return matmul.out.rows > 1;  // prefill NPU-dominant, decode on the GPU
+    default: return false;
+  }
+}
+
+std::optional<std::vector<int>> Partitioner::npu_row_op(const OpCall& op, const std::vector<int>& after, TaskGraph& g,
+                                                        const std::string& label) {
+  // Pieces of at most the largest standard length, each at a static shape: a piece shorter than
+  // every standard length above it is padded in place (its buffers hold the rows; a row op's rows
+  // are independent, so the padding rows compute results nobody reads). Nothing when a piece
+  // cannot be placed so: the op then stays on the GPU whole.
+  const int64_t n = op.out.rows;
+  const int64_t largest = opt_.standard_lengths.empty() ? 1 : opt_.standard_lengths.back();
+  std::vector<OpCall> pieces;
+  std::vector<int64_t> valid;
+  for (int64_t p0 = 0; p0 < n;) {
+    const int64_t piece = std::min(n - p0, largest);
+    const int64_t L = is_standard(piece) ? piece : smallest_standard_at_least(piece);
+    if (L == 0 || p0 + L > op.out.capacity_rows() || p0 + L > op.a.capacity_rows()) return std::nullopt;
+    OpCall c = op;
+    c.a = Act{op.a.data + p0 * op.a.ld, L, op.a.cols, op.a.ld, op.a.capacity_rows() - p0};
+    c.out = Act{op.out.data + p0 * op.out.ld, L, op.out.cols, op.out.ld, op.out.capacity_rows() - p0};
+    pieces.push_back(c);
+    valid.push_back(piece);
+    p0 += piece;
+  }
+  for (const OpCall& c : pieces)
+    if (!npu_can_run_(GraphSpec::of(c))) return std::nullopt;
+  std::vector<int> deps = after;
+  int64_t r0 = 0;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    Task t;
+    t.device = opt_.npu;
+    // An rmsnorm writes a buffer it does not read: the GPU can run it again. Add and SwiGLU update
+    // their output in place, so a failed run may have left it half written: no second run.
+    if (op.kind == OpKind::kRmsNorm && op.out.data != op.a.data) t.fallback_device = opt_.gpu;
+    t.call = pieces[i];
+    t.deps = deps;
+    const int64_t L = pieces[i].out.rows;
+    t.label = label + " npu " + range("rows", r0, r0 + valid[i]) +
+              (L == valid[i] ? "" : " padded in place ->" + std::to_string(L)) + " (row op beside the npu's matmuls)";
+    deps = {g.add(std::move(t))};
+    r0 += valid[i];
+  }
+  ++npu_row_ops_;
+  return deps;
+}
+
 std::vector<int> Partitioner::lower(const OpCall& op, bool splittable, const std::vector<int>& after, TaskGraph& g,
-                                    const std::string& label) {
+                                    const std::string& label, const OpCall* consumer) {
+  const bool row_op = op.kind == OpKind::kRmsNorm || op.kind == OpKind::kSwiglu || op.kind == OpKind::kAdd;
+  if (opt_.npu_row_ops && row_op && !opt_.npu.empty() && consumer && consumer->kind == OpKind::kMatmul &&
+      consumer->out.rows == op.out.rows && npu_runs_whole(*consumer)) {
+    if (std::optional<std::vector<int>> done = npu_row_op(op, after, g, label)) return *done;
+  }
   if (!splittable || op.kind != OpKind::kMatmul || opt_.npu.empty()) {
     // Everything else (norms, rope, attention, SwiGLU, the vocabulary projection) runs whole on
     // the GPU, as HeteroInfer places them; so does every matmul when the set has no NPU.
@@ -246,14 +315,7 @@ std::vector<int> Partitioner::lower(const OpCall& op, bool splittable, const std
     t.label = label + " " + t.device;
     return {g.add(std::move(t))};
   }
-  OpChoice choice{opt_.strategy, opt_.gpu_share};
-  if (opt_.decider) {
-    if (std::optional<OpChoice> c = opt_.decider(op.weight->rows, op.weight->cols, op.out.rows)) {
-      choice = *c;
-      ++decided_;
-    }
-  }
-  return lower_split(op, choice, after, g, label);
+  return lower_split(op, choice_for(op, true), after, g, label);
 }
 
 std::vector<int> Partitioner::lower_split(const OpCall& op, const OpChoice& choice, const std::vector<int>& after,

@@ -56,6 +56,11 @@ struct PartitionOptions {
   // then runs on `gpu`). `fallbacks`, in order, take an op the role's device does not support.
   std::string gpu = "opencl", npu = "npu";
   std::vector<std::string> fallbacks;
+  // The compiler's placement (a compile cache is given): a row op (rmsnorm, swiglu, add) runs on
+  // the NPU when the matmul that next reads the pool runs whole on the NPU at this length, so a
+  // chain of NPU matmuls is not broken by a GPU round trip for each norm, activation and residual
+  // (EdgeLLM-MLIR; HeteroInfer's layer placement keeps them on the GPU, the default).
+  bool npu_row_ops = false;
 };
 
 // Whether a device can run a call (devices::Device::supports); null: every device runs every call.
@@ -81,12 +86,14 @@ class Partitioner {
 
   // Appends the tasks of `op` (each depending on `after`) and returns the tasks that finish it.
   // splittable: a layer matmul the strategy may place on the NPU; everything else goes to the GPU.
+  // consumer: the next layer matmul in the op list after a row op (npu_row_ops follows it), or null.
   std::vector<int> lower(const graph::OpCall& op, bool splittable, const std::vector<int>& after, TaskGraph& g,
-                         const std::string& label);
+                         const std::string& label, const graph::OpCall* consumer = nullptr);
 
   const PartitionOptions& options() const { return opt_; }
   int fallbacks() const { return fallbacks_; }  // NPU parts that ran on the GPU instead
   uint64_t decided() const { return decided_; }  // splittable matmuls the decider chose for
+  uint64_t npu_row_ops() const { return npu_row_ops_; }  // row ops placed on the NPU (npu_row_ops), whole ops
   // Ops (or parts) placed past their role's device because it does not support them, and the
   // first such placement in words; error() names an op no device of the set supports (the tasks
   // lowered for it are not to be run).
@@ -110,6 +117,14 @@ class Partitioner {
   int64_t gpu_rows_of(const graph::OpCall& op, double gpu_share) const;  // weight-centric split point
   std::vector<int> lower_split(const graph::OpCall& op, const OpChoice& choice, const std::vector<int>& after,
                                TaskGraph& g, const std::string& label);
+  // The choice for a splittable matmul: the decider's where it has one, else the options'.
+  OpChoice choice_for(const graph::OpCall& matmul, bool count);
+  // Whether that choice runs the matmul whole on the NPU at its length (no GPU part).
+  bool npu_runs_whole(const graph::OpCall& matmul);
+  // A row op on the NPU at static shapes (pieces, padded in place up to a standard length where
+  // its buffers have the rows): the tasks that finish it, or nothing when it cannot go there.
+  std::optional<std::vector<int>> npu_row_op(const graph::OpCall& op, const std::vector<int>& after, TaskGraph& g,
+                                const std::string& label);
 
   // The device that runs `call` in the GPU's role: `gpu`, else the first fallback supporting it.
   std::string dynamic_device(const graph::OpCall& call, const std::string& label);
@@ -120,6 +135,7 @@ class Partitioner {
   SupportsFn supports_;
   int fallbacks_ = 0;
   uint64_t decided_ = 0;
+  uint64_t npu_row_ops_ = 0;
   uint64_t placed_elsewhere_ = 0;
   std::string first_placement_, error_;
 };

@@ -43,12 +43,16 @@ Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const S
   std::set<std::string> graphs;
   std::vector<std::pair<std::string, double>> build_now;
   auto npu_can_run = [&](const graph::GraphSpec& s) {
-    if (s.kind != graph::OpKind::kMatmul || !s.weight || !devices::NpuDevice::weight_type_supported(s.weight->type)) {
+    const bool row_op = s.kind == graph::OpKind::kRmsNorm || s.kind == graph::OpKind::kSwiglu || s.kind == graph::OpKind::kAdd;
+    if (row_op ? !o.partition.npu_row_ops
+               : s.kind != graph::OpKind::kMatmul || !s.weight || !devices::NpuDevice::weight_type_supported(s.weight->type)) {
       return false;
     }
     const std::string key = s.key();
     if (graphs.count(key)) return true;
-    const uint64_t bytes = uint64_t(s.m) * uint64_t(s.weight->cols + (s.row_end - s.row_begin)) * 2;
+    // The graph binds its activations (fp16): x and y of a matmul, a row op's operands.
+    const uint64_t bytes = row_op ? uint64_t(s.m) * uint64_t(s.cols) * (s.kind == graph::OpKind::kRmsNorm ? 2 : 3) * 2
+                                  : uint64_t(s.m) * uint64_t(s.weight->cols + (s.row_end - s.row_begin)) * 2;
     const double cost = npu_unit && npu_unit->static_graphs() ? npu_unit->npu.target.prepare_seconds(bytes) : 0.0;
     const bool standard = s.m == 1 || std::binary_search(lengths.begin(), lengths.end(), int(s.m));
     if (standard) {
@@ -66,9 +70,11 @@ Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const S
     const std::vector<graph::OpCall> ops = graph::build_forward(model, b, n, n_past, pool.get_as<float>(logits), false);
     TaskGraph g;
     std::vector<int> after;
+    std::vector<const graph::OpCall*> consumer(ops.size(), nullptr);  // each op's next layer matmul
+    for (size_t i = ops.size(); i-- > 1;) consumer[i - 1] = graph::is_layer_matmul(model, ops[i]) ? &ops[i] : consumer[i];
     for (size_t i = 0; i < ops.size(); ++i) {
       after = partitioner.lower(ops[i], graph::is_layer_matmul(model, ops[i]), after, g,
-                                "op" + std::to_string(i) + " " + ops[i].describe());
+                                "op" + std::to_string(i) + " " + ops[i].describe(), consumer[i]);
     }
     for (const auto& [key, seconds] : build_now) TANDEM_RETURN_IF_ERROR(driver.charge_prepare(o.partition.npu, seconds, key));
     build_now.clear();

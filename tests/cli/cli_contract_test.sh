@@ -195,11 +195,13 @@ sys.exit(0 if a==b and len(a[0])>0 and all(r>=0 for _,_,r in a[0]) else 1)"
     check "npu cache: same tokens as the library" [ -n "$lib" ] && [ "$lib" = "$cc" ]
     check "npu cache used" bash -c "\"$TANDEM\" run -m '$Q' --devices opencl,npu --strategy npu-only --standard-lengths 4,8 --prompt-ids '1 2 3' -n 2 --npu-cache '$CC' -v 2>&1 | grep -Eq '\\(([1-9][0-9]*) compiled, from the compile cache'"
     # The runtime's standard lengths are the cache's buckets unless given: npu-only then runs only
-    # compiled programs; lengths the cache lacks are built at run time and -v names the first and why.
+    # compiled programs (its row ops too, beside its matmuls); lengths the cache lacks are built at
+    # run time and -v names the first and why.
     ce=$("$TANDEM" run -m "$Q" --devices opencl,npu --strategy npu-only --prompt-ids "1 2 3 4 5 6 7" -n 2 --npu-cache "$CC" -v 2>&1 >/dev/null)
     all_compiled() { grep -Eq '\(([1-9][0-9]*) compiled, from the compile cache' <<<"$1" && ! grep -q '^npu programs' <<<"$1"; }
     check "npu cache: its buckets are the standard lengths" all_compiled "$ce"
-    check "npu cache: programs built at run time are counted and explained" bash -c "\"$TANDEM\" run -m '$Q' --devices opencl,npu --strategy npu-only --standard-lengths 4,16 --prompt-ids '1 2 3 4 5 6 7 8 9 10 11' -n 2 --npu-cache '$CC' -v 2>&1 | grep -Eq '^npu programs +[1-9][0-9]* from the compile cache, [1-9][0-9]* built at run time; first not cached: matmul:.*x16x.*: the cache has no program of this shape \\(for in=64 it has rows 1,4,8,'"
+    check "npu cache: row ops run beside the npu's matmuls" grep -q "^npu row ops  *[1-9]" <<<"$ce"
+    check "npu cache: programs built at run time are counted and explained" bash -c "\"$TANDEM\" run -m '$Q' --devices opencl,npu --strategy npu-only --standard-lengths 4,16 --prompt-ids '1 2 3 4 5 6 7 8 9 10 11' -n 2 --npu-cache '$CC' -v 2>&1 | grep -Eq '^npu programs +[1-9][0-9]* from the compile cache, [1-9][0-9]* built at run time; first not cached: [a-z_]+:.*x16x.*: the cache has no program of this shape \\(for (in=64|rmsnorm of 64 columns) it has rows 1,4,8'"
     # A plan's weight splits, compiled (--plan): the NPU's slice of every split binds a compiled
     # program; the cache without them builds those slices at run time.
     "$TANDEM" plan --soc sd8gen3 -m "$Q" --max-len 16 --standard-lengths 4,8 -o "$WORK/soc-plan.json" >/dev/null

@@ -375,6 +375,45 @@ TEST(Strategies, InjectedNpuFailureFallsBackAndKeepsTheOutput) {
   EXPECT_EQ((*h)->stats().busy_seconds.count("npu"), 0u) << "nothing ran on the failed NPU";
 }
 
+// The compiler's placement (npu_row_ops, on with a compile cache): a norm, activation or residual
+// add runs on the NPU when the matmul that next reads the pool runs whole there, in pieces padded
+// in place like the matmuls; the tokens stay the cpu's. HeteroInfer's placement (the default)
+// keeps them on the GPU, and so does a split consumer.
+TEST(Strategies, RowOpsFollowTheMatmulsTheNpuRunsWhole) {
+  if (!opencl_available()) TANDEM_OPENCL_MISSING("no OpenCL device");
+  cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
+  auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q4_0));
+  ASSERT_TRUE(model);
+  const int n_vocab = model->config().n_vocab, layers = model->config().n_layers;
+  const std::vector<TokenId> prompt{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};  // pieces of 8 and 3 padded to 4
+  auto cpu_only = make_cpu_forward(model, {2, 64, 16});
+  ASSERT_TRUE(cpu_only.ok());
+  const std::vector<TokenId> want = greedy(**cpu_only, prompt, 6, n_vocab);
+  // Per layer: attention norm, residual add, FFN norm, SwiGLU, residual add; the last add has no
+  // matmul after it (the vocabulary projection runs on the GPU).
+  const uint64_t per_chunk = uint64_t(5 * layers - 1);
+  struct Case {
+    Strategy strategy;
+    bool row_ops;
+    uint64_t after_prefill, after_decode;  // row ops on the NPU after the prompt, then after 6 decode steps
+  };
+  for (const Case& c : {Case{Strategy::kNpuOnly, true, per_chunk, 7 * per_chunk}, Case{Strategy::kLayer, true, per_chunk, per_chunk},
+                        Case{Strategy::kNpuOnly, false, 0, 0}, Case{Strategy::kHybrid, true, 0, 0}}) {
+    HeteroOptions o = small_options(c.strategy);
+    o.partition.npu_row_ops = c.row_ops;
+    auto h = HeteroForward::create(model, o);
+    ASSERT_TRUE(h.ok()) << h.status().message();
+    std::vector<float> logits(static_cast<size_t>(n_vocab));
+    ASSERT_TRUE((*h)->eval(prompt, 0, logits.data()).ok());
+    const std::string what = std::string(strategy_name(c.strategy)) + (c.row_ops ? " with" : " without") + " npu_row_ops";
+    EXPECT_EQ((*h)->execution_report().npu_row_ops, c.after_prefill) << what;
+    auto again = HeteroForward::create(model, o);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(greedy(**again, prompt, 6, n_vocab), want) << what;
+    EXPECT_EQ((*again)->execution_report().npu_row_ops, c.after_decode) << what << " (decode runs 6 more chunks)";
+  }
+}
+
 // An NPU kernel that fails after it ran (and scribbled on its output) runs again on the GPU:
 // the tokens do not change, so the KV cache the later steps read stayed consistent.
 class RunFaults : public ::testing::TestWithParam<std::tuple<Strategy, std::string>> {};

@@ -131,6 +131,8 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
   // "plan" (the default): the solver's plan where it has an entry, hybrid at the --ratio elsewhere.
   const bool solver = d.strategy == "plan";
   TANDEM_ASSIGN_OR_RETURN(o.partition, partition_options(solver ? "hybrid" : d.strategy, d.ratio, lengths));
+  // The compiler's placement with its programs: row ops beside the NPU's whole matmuls go with them.
+  o.partition.npu_row_ops = o.npu_cache != nullptr;
   TANDEM_ASSIGN_OR_RETURN(o.sync, sync_mode_from_name(d.sync));
   if (npu_alone) {
     o.partition.strategy = Strategy::kNpuOnly;

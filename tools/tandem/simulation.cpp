@@ -58,6 +58,7 @@ Result<Simulation> simulate_request(const Model& model, const SimulationRequest&
   }
   if (lengths.empty()) lengths = kDefaultStandardLengths;
   TANDEM_ASSIGN_OR_RETURN(so.partition, partition_options(q.strategy == "plan" ? "hybrid" : q.strategy, q.ratio, lengths));
+  so.partition.npu_row_ops = so.npu_cache != nullptr;  // the compiler's placement, as in a run
   // The SoC's units take the roles (a SoC without an npu runs every matmul on its GPU's role).
   TANDEM_ASSIGN_OR_RETURN(DeviceRoles roles, soc.roles());
   roles.apply_to(so.partition);
