@@ -138,6 +138,7 @@ class LayerEmitter {
         return success();
       }
       case OpKind::kSoftcap: break;  // logits only: never inside a layer
+      case OpKind::kNormLinear: break;  // the runtime's fused launch: never in an op list
     }
     *error = "the llm dialect has no form for " + op.describe();
     return failure();

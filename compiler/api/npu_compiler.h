@@ -25,8 +25,9 @@ struct CompileOptions {
   std::string kv_layout = "auto";  // KV cache layout: auto (per phase on the cost model), token_major, head_major
   double power_cap_w = 0;       // a power level: average NPU power no schedule may exceed (0 = none)
   // Fuse an rmsnorm with the linears of its fusion cluster that read it into one program
-  // (kNormLinear). Off by default: the runtime runs op by op (a matmul may be split between GPU
-  // and NPU) and binds one program per op; tandem-opt's pipeline fuses by default.
+  // (kNormLinear). Off by default: a matmul the runtime splits between GPU and NPU needs its own
+  // program (the runtime launches a fused one only where the NPU runs the whole cluster);
+  // tandem-opt's pipeline fuses by default.
   bool fuse = false;
   bool keep_ir = false;         // print the final module into CompiledModule::ir (large for big buckets)
 };

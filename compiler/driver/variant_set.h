@@ -41,9 +41,8 @@ struct VariantSetOptions {
   bool validate = true;
   uint32_t validate_rows = 4;            // rows of each edge check compared to the reference
   // Each rmsnorm fused with the linears of its cluster into one program (manifest kind
-  // norm_linear) instead of one program per op. The runtime runs op by op and binds per-op
-  // programs, so a fused cache serves whole-cluster execution, not `tandem run` (which then
-  // builds the fused ops' graphs from its own library).
+  // norm_linear) instead of one program per op. The runtime launches it where the NPU runs all
+  // the cluster's projections whole (Partitioner::lower_forward) and the ops one by one elsewhere.
   bool fuse_clusters = false;
   // Worker threads for the checks and timed runs (0: one per hardware thread). The MLIR
   // pipeline runs on the calling thread, a variant ahead of them.

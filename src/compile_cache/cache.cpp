@@ -133,6 +133,15 @@ const ProgramEntry* CompileCache::find_elementwise(const std::string& op, uint32
   return nullptr;
 }
 
+const ProgramEntry* CompileCache::find_norm_linear(uint32_t rows, uint32_t in, const std::vector<uint32_t>& outs,
+                                                   const std::string& source_quant, float eps) const {
+  for (const ProgramEntry& p : manifest_.programs)
+    if (selected(p) && p.kind == "norm_linear" && p.rows == rows && p.in == in && p.norm_linear.outs == outs &&
+        p.source_quant == source_quant && float(p.norm_linear.eps) == eps)
+      return &p;
+  return nullptr;
+}
+
 Result<npu::Program> CompileCache::load(const ProgramEntry& e) const {
   const std::string path = dir_ + "/" + e.file;
   TANDEM_ASSIGN_OR_RETURN(std::string bytes, read_file(path));

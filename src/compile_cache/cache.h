@@ -64,6 +64,10 @@ class CompileCache {
   const ProgramEntry* find(uint32_t rows, uint32_t in, uint32_t out, const std::string& source_quant) const;
   // The elementwise program of this op and shape (and, for rmsnorm, epsilon as fp32), or nullptr.
   const ProgramEntry* find_elementwise(const std::string& op, uint32_t rows, uint32_t cols, float eps) const;
+  // The fused rmsnorm + projections program (kind norm_linear) of this shape: x [rows, in], the
+  // projections' out dims in order, their weights' storage format, epsilon as fp32; or nullptr.
+  const ProgramEntry* find_norm_linear(uint32_t rows, uint32_t in, const std::vector<uint32_t>& outs,
+                                       const std::string& source_quant, float eps) const;
   // Loads a program, refusing it when the file's SHA-256 differs from the manifest's.
   Result<npu::Program> load(const ProgramEntry& e) const;
 

@@ -18,6 +18,7 @@ const char* op_kind_name(OpKind k) {
     case OpKind::kAdd: return "add";
     case OpKind::kGeglu: return "geglu";
     case OpKind::kSoftcap: return "softcap";
+    case OpKind::kNormLinear: return "norm_linear";
   }
   return "?";
 }
@@ -38,21 +39,28 @@ std::string OpCall::describe() const {
   std::string s = op_kind_name(kind);
   if (weight) s += " '" + weight->name + "'";
   if (kind == OpKind::kMatmul) s += " rows [" + std::to_string(row_begin) + ", " + std::to_string(row_end) + ")";
+  for (int i = 0; i < n_proj && i < kMaxProjections; ++i) s += std::string(i ? ", " : " -> ") + "'" + (proj[size_t(i)].weight ? proj[size_t(i)].weight->name : "?") + "'";
   return s + " x " + std::to_string(out.rows);
 }
 
 float OpCall::attention_scale() const { return scale != 0 ? scale : 1.0f / std::sqrt(float(head_dim)); }
 
 GraphSpec GraphSpec::of(const OpCall& c) {
-  return GraphSpec{c.kind, c.weight, c.row_begin, c.row_end, c.out.rows, c.out.cols,
-                   c.kind == OpKind::kRmsNorm ? c.eps : 0.0f};
+  GraphSpec s{c.kind, c.weight, c.row_begin, c.row_end, c.out.rows, c.out.cols,
+              c.kind == OpKind::kRmsNorm || c.kind == OpKind::kNormLinear ? c.eps : 0.0f, {}, 0};
+  if (c.kind == OpKind::kNormLinear) {
+    s.n_proj = std::clamp(c.n_proj, 0, OpCall::kMaxProjections);
+    for (int i = 0; i < s.n_proj; ++i) s.proj[size_t(i)] = c.proj[size_t(i)].weight;
+  }
+  return s;
 }
 
 std::string GraphSpec::key() const {
   std::string k = std::string(op_kind_name(kind)) + ":" + (weight ? weight->name : std::string("-"));
   if (kind == OpKind::kMatmul) k += "[" + std::to_string(row_begin) + ":" + std::to_string(row_end) + "]";
+  for (int i = 0; i < n_proj; ++i) k += std::string(i ? "," : "->") + (proj[size_t(i)] ? proj[size_t(i)]->name : "-");
   k += "x" + std::to_string(m) + "x" + std::to_string(cols);
-  if (kind == OpKind::kRmsNorm) {
+  if (kind == OpKind::kRmsNorm || kind == OpKind::kNormLinear) {
     char e[32];
     std::snprintf(e, sizeof e, "@eps%.9g", double(eps));
     k += e;
@@ -125,6 +133,20 @@ Status validate_call(const OpCall& c) {
     case OpKind::kAdd:
       TANDEM_RETURN_IF_ERROR(check_act(c, c.a, "a", n, c.out.cols));
       return check_act(c, c.out, "out", n, c.out.cols);
+    case OpKind::kNormLinear: {
+      TANDEM_RETURN_IF_ERROR(need(c.weight && c.weight->cols == c.a.cols && c.eps > 0, c, "needs a gain of the row width and eps > 0"));
+      TANDEM_RETURN_IF_ERROR(need(c.n_proj >= 1 && c.n_proj <= OpCall::kMaxProjections, c,
+                                  std::to_string(c.n_proj) + " projections (1.." + std::to_string(OpCall::kMaxProjections) + ")"));
+      TANDEM_RETURN_IF_ERROR(check_act(c, c.a, "x", n, c.weight->cols));
+      TANDEM_RETURN_IF_ERROR(check_act(c, c.out, "out", n, c.weight->cols));
+      for (int i = 0; i < c.n_proj; ++i) {
+        const OpCall::Projection& p = c.proj[size_t(i)];
+        TANDEM_RETURN_IF_ERROR(need(p.weight && p.weight->present() && p.weight->rows > 1 && p.weight->cols == c.a.cols, c,
+                                    "projection " + std::to_string(i) + " needs a 2-D weight of the row width"));
+        TANDEM_RETURN_IF_ERROR(check_act(c, p.out, "y", n, p.weight->rows));
+      }
+      return Status::Ok();
+    }
   }
   return InvalidArgument(c.describe() + ": unknown op");
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -14,7 +15,8 @@
 namespace tandem::graph {
 
 // The ops of the forward pass, as every device receives them.
-enum class OpKind { kGetRows, kRmsNorm, kMatmul, kAddBias, kRope, kKvStore, kAttention, kSwiglu, kAdd, kGeglu, kSoftcap };
+enum class OpKind { kGetRows, kRmsNorm, kMatmul, kAddBias, kRope, kKvStore, kAttention, kSwiglu, kAdd, kGeglu, kSoftcap,
+                    kNormLinear };
 const char* op_kind_name(OpKind k);
 
 // An fp32 activation in shared memory: rows x cols, row stride ld (elements).
@@ -44,6 +46,10 @@ struct Act {
 //   geglu      a (up)                                       -> out (gate = gelu_tanh(gate) * up, in place)
 //   add        a                                            -> out (in place, residual)
 //   softcap    softcap                                      -> out (x -> c*tanh(x/c), in place)
+//   norm_linear  a (x), weight (gain), eps, proj[0..n_proj) -> proj[i].out = rmsnorm(x) . proj[i].weight^T
+//              (an rmsnorm and the projections reading it, as one program: EdgeLLM-MLIR's fusion
+//              cluster. `out` is the buffer the unfused rmsnorm writes: a device may leave it
+//              unwritten, so nothing may read it after the projections. Only the npu runs it.)
 struct OpCall {
   OpKind kind = OpKind::kMatmul;
   const Weight* weight = nullptr;
@@ -60,6 +66,14 @@ struct OpCall {
   bool half_split = false;
   float* k_cache = nullptr;  // keys [context x kv_dim]
   float* v_cache = nullptr;  // values transposed [kv_dim x context]
+  // norm_linear: the projections (whole weights) and where each writes.
+  struct Projection {
+    const Weight* weight = nullptr;
+    Act out;
+  };
+  static constexpr int kMaxProjections = 4;  // q, k, v (gate, up): what a fusion cluster reads
+  std::array<Projection, kMaxProjections> proj{};
+  int n_proj = 0;
 
   // A matmul of weight rows [row_begin, row_end) of x (m rows, stride ldx) into y (stride ldy).
   static OpCall matmul(const Weight* w, int64_t row_begin, int64_t row_end, const float* x, int64_t m,
@@ -80,7 +94,9 @@ struct GraphSpec {
   int64_t row_begin = 0, row_end = 0;
   int64_t m = 0;     // activation rows
   int64_t cols = 0;  // output columns (the full width; a matmul writes [row_begin, row_end) of it)
-  float eps = 0;     // rmsnorm
+  float eps = 0;     // rmsnorm, norm_linear
+  std::array<const Weight*, OpCall::kMaxProjections> proj{};  // norm_linear: the projections' weights
+  int n_proj = 0;
   static GraphSpec of(const OpCall& call);
   std::string key() const;  // identifies the graph in the device's cache
 };

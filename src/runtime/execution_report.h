@@ -47,6 +47,7 @@ struct ExecutionReport {
   // Row ops (rmsnorm, swiglu, add) the compiler's placement put on the NPU beside its matmuls
   // (PartitionOptions::npu_row_ops), summed over the chunks of the run.
   uint64_t npu_row_ops = 0;
+  uint64_t npu_fused = 0;  // fused rmsnorm + projections (norm_linear programs) launched on the NPU
   std::string device_note;  // how the device set was completed (the cpu joining an npu alone), or ""
   std::string plan;         // the solver's plan that ran and why each matmul went where, or "" (a fixed strategy)
   // Synchronization (multi-device runs).

@@ -99,7 +99,8 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   auto npu_can_run = [npu, warned](const graph::GraphSpec& spec) mutable {
     if (!npu) return false;
     Result<devices::PrepareReport> r = npu->prepare(spec);
-    if (!r.ok() && !warned) {
+    // A fused norm + projections is tried where the cache may hold it: without one it runs unfused, unwarned.
+    if (!r.ok() && !warned && spec.kind != graph::OpKind::kNormLinear) {
       std::fprintf(stderr, "tandem: warning: npu cannot run %s (%s); that part runs on the GPU\n", spec.key().c_str(),
                    r.status().message().c_str());
       warned = true;
@@ -137,6 +138,7 @@ ExecutionReport HeteroForward::execution_report() const {
   r.npu_first_not_cached = npu_ ? npu_->first_not_cached() : "";
   r.placed_elsewhere = partitioner_->placed_elsewhere();
   r.npu_row_ops = partitioner_->npu_row_ops();
+  r.npu_fused = partitioner_->npu_fused();
   r.first_placement = partitioner_->first_placement();
   r.device_note = device_note_;
   r.plan = plan_.summary + (plan_.taken ? plan_.taken() : std::string());
@@ -170,15 +172,7 @@ double HeteroForward::prepare_seconds() const {
 
 Status HeteroForward::run_ops(const std::vector<graph::OpCall>& ops) {
   graph_.clear();
-  std::vector<int> after;
-  // Each op's next layer matmul (a row op's placement may follow it), found walking backwards.
-  std::vector<const graph::OpCall*> consumer(ops.size(), nullptr);
-  for (size_t i = ops.size(); i-- > 1;) consumer[i - 1] = graph::is_layer_matmul(*model_, ops[i]) ? &ops[i] : consumer[i];
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const graph::OpCall& op = ops[i];
-    after = partitioner_->lower(op, graph::is_layer_matmul(*model_, op), after, graph_,
-                                "op" + std::to_string(i) + " " + op.describe(), consumer[i]);
-  }
+  partitioner_->lower_forward(ops, [this](const graph::OpCall& op) { return graph::is_layer_matmul(*model_, op); }, graph_);
   if (!partitioner_->error().empty()) return Unsupported(partitioner_->error());
   return driver_->run(graph_);
 }

@@ -255,12 +255,28 @@ bool Partitioner::npu_runs_whole(const OpCall& matmul) {
   }
 }
 
-std::optional<std::vector<int>> Partitioner::npu_row_op(const OpCall& op, const std::vector<int>& after, TaskGraph& g,
+namespace {
+
+// Rows [p0, p0 + L) of an op whose rows are independent (a row op, or a fused norm and its
+// projections), its buffers' capacity carried along.
+OpCall rows_of(const OpCall& op, int64_t p0, int64_t L) {
+  auto sub = [&](const Act& a) { return Act{a.data + p0 * a.ld, L, a.cols, a.ld, a.capacity_rows() - p0}; };
+  OpCall c = op;
+  c.a = sub(op.a);
+  c.out = sub(op.out);
+  for (int i = 0; i < op.n_proj && i < OpCall::kMaxProjections; ++i) c.proj[size_t(i)].out = sub(op.proj[size_t(i)].out);
+  return c;
+}
+
+}  // namespace
+
+std::optional<std::vector<int>> Partitioner::npu_pieces(const OpCall& op, const std::string& fallback,
+                                                        const std::vector<int>& after, TaskGraph& g,
                                                         const std::string& label) {
   // Pieces of at most the largest standard length, each at a static shape: a piece shorter than
-  // every standard length above it is padded in place (its buffers hold the rows; a row op's rows
-  // are independent, so the padding rows compute results nobody reads). Nothing when a piece
-  // cannot be placed so: the op then stays on the GPU whole.
+  // every standard length above it is padded in place (its buffers hold the rows; the rows are
+  // independent, so the padding rows compute results nobody reads). Nothing when a piece cannot be
+  // placed so: the op then stays off the NPU.
   const int64_t n = op.out.rows;
   const int64_t largest = opt_.standard_lengths.empty() ? 1 : opt_.standard_lengths.back();
   std::vector<OpCall> pieces;
@@ -268,11 +284,10 @@ std::optional<std::vector<int>> Partitioner::npu_row_op(const OpCall& op, const 
   for (int64_t p0 = 0; p0 < n;) {
     const int64_t piece = std::min(n - p0, largest);
     const int64_t L = is_standard(piece) ? piece : smallest_standard_at_least(piece);
-    if (L == 0 || p0 + L > op.out.capacity_rows() || p0 + L > op.a.capacity_rows()) return std::nullopt;
-    OpCall c = op;
-    c.a = Act{op.a.data + p0 * op.a.ld, L, op.a.cols, op.a.ld, op.a.capacity_rows() - p0};
-    c.out = Act{op.out.data + p0 * op.out.ld, L, op.out.cols, op.out.ld, op.out.capacity_rows() - p0};
-    pieces.push_back(c);
+    bool room = L > 0 && p0 + L <= op.out.capacity_rows() && p0 + L <= op.a.capacity_rows();
+    for (int i = 0; i < op.n_proj && room; ++i) room = p0 + L <= op.proj[size_t(i)].out.capacity_rows();
+    if (!room) return std::nullopt;
+    pieces.push_back(rows_of(op, p0, L));
     valid.push_back(piece);
     p0 += piece;
   }
@@ -283,19 +298,81 @@ std::optional<std::vector<int>> Partitioner::npu_row_op(const OpCall& op, const 
   for (size_t i = 0; i < pieces.size(); ++i) {
     Task t;
     t.device = opt_.npu;
-    // An rmsnorm writes a buffer it does not read: the GPU can run it again. Add and SwiGLU update
-    // their output in place, so a failed run may have left it half written: no second run.
-    if (op.kind == OpKind::kRmsNorm && op.out.data != op.a.data) t.fallback_device = opt_.gpu;
+    t.fallback_device = fallback;
     t.call = pieces[i];
     t.deps = deps;
     const int64_t L = pieces[i].out.rows;
-    t.label = label + " npu " + range("rows", r0, r0 + valid[i]) +
-              (L == valid[i] ? "" : " padded in place ->" + std::to_string(L)) + " (row op beside the npu's matmuls)";
+    t.label = label + " npu " + range("rows", r0, r0 + valid[i]) + (L == valid[i] ? "" : " padded in place ->" + std::to_string(L));
     deps = {g.add(std::move(t))};
     r0 += valid[i];
   }
-  ++npu_row_ops_;
   return deps;
+}
+
+std::optional<std::vector<int>> Partitioner::npu_row_op(const OpCall& op, const std::vector<int>& after, TaskGraph& g,
+                                                        const std::string& label) {
+  // An rmsnorm writes a buffer it does not read: the GPU can run it again. Add and SwiGLU update
+  // their output in place, so a failed run may have left it half written: no second run.
+  const std::string fallback = op.kind == OpKind::kRmsNorm && op.out.data != op.a.data ? opt_.gpu : "";
+  std::optional<std::vector<int>> done = npu_pieces(op, fallback, after, g, label + " (row op beside the npu's matmuls)");
+  if (done) ++npu_row_ops_;
+  return done;
+}
+
+std::optional<std::vector<int>> Partitioner::npu_fused_norm(const OpCall& norm, const std::vector<const OpCall*>& projections,
+                                                            const std::vector<int>& after, TaskGraph& g,
+                                                            const std::string& label) {
+  if (!opt_.npu_row_ops || opt_.npu.empty() || projections.empty() || projections.size() > size_t(OpCall::kMaxProjections) ||
+      norm.out.data == norm.a.data)
+    return std::nullopt;
+  for (const OpCall* p : projections)
+    if (p->kind != OpKind::kMatmul || p->a.data != norm.out.data || p->out.rows != norm.out.rows || p->row_begin != 0 ||
+        p->row_end != p->weight->rows || !npu_runs_whole(*p))
+      return std::nullopt;
+  OpCall fused = norm;
+  fused.kind = OpKind::kNormLinear;
+  fused.n_proj = int(projections.size());
+  std::string names;
+  for (size_t i = 0; i < projections.size(); ++i) {
+    fused.proj[i] = {projections[i]->weight, projections[i]->out};
+    names += (i ? "," : "") + projections[i]->weight->name;
+  }
+  // The fused op reads x and writes only the projections: the cpu can run it again unfused.
+  const std::string fallback = supports_ && supports_(opt_.gpu, fused) ? opt_.gpu : "";
+  std::optional<std::vector<int>> done = npu_pieces(fused, fallback, after, g, label + " fused with " + names);
+  if (!done) return std::nullopt;
+  for (const OpCall* p : projections) choice_for(*p, true);  // the plan decided them: counted as a split would be
+  ++npu_fused_;
+  return done;
+}
+
+std::vector<int> Partitioner::lower_forward(const std::vector<OpCall>& ops, const std::function<bool(const OpCall&)>& layer_matmul,
+                                            TaskGraph& g) {
+  // Each op's next layer matmul (a row op's placement may follow it), found walking backwards.
+  std::vector<const OpCall*> consumer(ops.size(), nullptr);
+  for (size_t i = ops.size(); i-- > 1;) consumer[i - 1] = layer_matmul(ops[i]) ? &ops[i] : consumer[i];
+  std::vector<int> after;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const OpCall& op = ops[i];
+    const std::string label = "op" + std::to_string(i) + " " + op.describe();
+    if (op.kind == OpKind::kRmsNorm && opt_.npu_row_ops) {
+      // The layer matmuls right after it that read what it writes: a fusion cluster.
+      std::vector<const OpCall*> cluster;
+      for (size_t j = i + 1; j < ops.size() && cluster.size() < size_t(OpCall::kMaxProjections) && layer_matmul(ops[j]) &&
+                             ops[j].a.data == op.out.data;
+           ++j)
+        cluster.push_back(&ops[j]);
+      if (!cluster.empty()) {
+        if (std::optional<std::vector<int>> done = npu_fused_norm(op, cluster, after, g, label)) {
+          after = *done;
+          i += cluster.size();
+          continue;
+        }
+      }
+    }
+    after = lower(op, layer_matmul(op), after, g, label, consumer[i]);
+  }
+  return after;
 }
 
 std::vector<int> Partitioner::lower(const OpCall& op, bool splittable, const std::vector<int>& after, TaskGraph& g,

@@ -86,6 +86,12 @@ class Partitioner {
 
   // Appends the tasks of `op` (each depending on `after`) and returns the tasks that finish it.
   // splittable: a layer matmul the strategy may place on the NPU; everything else goes to the GPU.
+  // A chunk's op list (graph::build_forward), op by op through lower() with each row op's next layer
+  // matmul as its consumer; with npu_row_ops an rmsnorm and the layer matmuls right after it that
+  // read its output (q, k, v; gate, up) run as one fused norm_linear on the NPU where it runs those
+  // matmuls whole and has the program. Returns the tasks that finish the chunk.
+  std::vector<int> lower_forward(const std::vector<graph::OpCall>& ops,
+                                 const std::function<bool(const graph::OpCall&)>& layer_matmul, TaskGraph& g);
   // consumer: the next layer matmul in the op list after a row op (npu_row_ops follows it), or null.
   std::vector<int> lower(const graph::OpCall& op, bool splittable, const std::vector<int>& after, TaskGraph& g,
                          const std::string& label, const graph::OpCall* consumer = nullptr);
@@ -94,6 +100,7 @@ class Partitioner {
   int fallbacks() const { return fallbacks_; }  // NPU parts that ran on the GPU instead
   uint64_t decided() const { return decided_; }  // splittable matmuls the decider chose for
   uint64_t npu_row_ops() const { return npu_row_ops_; }  // row ops placed on the NPU (npu_row_ops), whole ops
+  uint64_t npu_fused() const { return npu_fused_; }       // fused norm + projections launched on the NPU
   // Ops (or parts) placed past their role's device because it does not support them, and the
   // first such placement in words; error() names an op no device of the set supports (the tasks
   // lowered for it are not to be run).
@@ -121,8 +128,15 @@ class Partitioner {
   OpChoice choice_for(const graph::OpCall& matmul, bool count);
   // Whether that choice runs the matmul whole on the NPU at its length (no GPU part).
   bool npu_runs_whole(const graph::OpCall& matmul);
-  // A row op on the NPU at static shapes (pieces, padded in place up to a standard length where
-  // its buffers have the rows): the tasks that finish it, or nothing when it cannot go there.
+  // An op of independent rows on the NPU at static shapes (pieces, padded in place up to a standard
+  // length where its buffers have the rows; `fallback` reruns a failed piece): the tasks that finish
+  // it, or nothing when it cannot go there.
+  std::optional<std::vector<int>> npu_pieces(const graph::OpCall& op, const std::string& fallback, const std::vector<int>& after,
+                                             TaskGraph& g, const std::string& label);
+  // An rmsnorm and the projections reading it as one norm_linear on the NPU, or nothing.
+  std::optional<std::vector<int>> npu_fused_norm(const graph::OpCall& norm, const std::vector<const graph::OpCall*>& projections,
+                                                 const std::vector<int>& after, TaskGraph& g, const std::string& label);
+  // A row op on the NPU (npu_pieces), or nothing when it cannot go there.
   std::optional<std::vector<int>> npu_row_op(const graph::OpCall& op, const std::vector<int>& after, TaskGraph& g,
                                 const std::string& label);
 
@@ -136,6 +150,7 @@ class Partitioner {
   int fallbacks_ = 0;
   uint64_t decided_ = 0;
   uint64_t npu_row_ops_ = 0;
+  uint64_t npu_fused_ = 0;
   uint64_t placed_elsewhere_ = 0;
   std::string first_placement_, error_;
 };

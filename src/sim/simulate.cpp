@@ -43,7 +43,17 @@ Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const S
   std::set<std::string> graphs;
   std::vector<std::pair<std::string, double>> build_now;
   auto npu_can_run = [&](const graph::GraphSpec& s) {
-    const bool row_op = s.kind == graph::OpKind::kRmsNorm || s.kind == graph::OpKind::kSwiglu || s.kind == graph::OpKind::kAdd;
+    // A fused norm + projections: only a compiled program (the NPU's library has none).
+    if (s.kind == graph::OpKind::kNormLinear) {
+      if (!o.npu_cache || !s.weight || s.n_proj < 1) return false;
+      std::vector<uint32_t> outs;
+      for (int i = 0; i < s.n_proj; ++i) outs.push_back(uint32_t(s.proj[size_t(i)]->rows));
+      const DType t = s.proj[0]->type;
+      const std::string format(dtype_name(t == DType::F32 || t == DType::BF16 ? DType::F16 : t));
+      if (!o.npu_cache->find_norm_linear(uint32_t(s.m), uint32_t(s.weight->cols), outs, format, s.eps)) return false;
+    }
+    const bool row_op = s.kind == graph::OpKind::kRmsNorm || s.kind == graph::OpKind::kSwiglu || s.kind == graph::OpKind::kAdd ||
+                        s.kind == graph::OpKind::kNormLinear;
     if (row_op ? !o.partition.npu_row_ops
                : s.kind != graph::OpKind::kMatmul || !s.weight || !devices::NpuDevice::weight_type_supported(s.weight->type)) {
       return false;
@@ -51,7 +61,10 @@ Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const S
     const std::string key = s.key();
     if (graphs.count(key)) return true;
     // The graph binds its activations (fp16): x and y of a matmul, a row op's operands.
-    const uint64_t bytes = row_op ? uint64_t(s.m) * uint64_t(s.cols) * (s.kind == graph::OpKind::kRmsNorm ? 2 : 3) * 2
+    uint64_t proj_cols = 0;  // norm_linear: every projection's output
+    for (int i = 0; i < s.n_proj; ++i) proj_cols += uint64_t(s.proj[size_t(i)]->rows);
+    const uint64_t bytes = s.kind == graph::OpKind::kNormLinear ? uint64_t(s.m) * (uint64_t(s.cols) + proj_cols) * 2
+                           : row_op ? uint64_t(s.m) * uint64_t(s.cols) * (s.kind == graph::OpKind::kRmsNorm ? 2 : 3) * 2
                                   : uint64_t(s.m) * uint64_t(s.weight->cols + (s.row_end - s.row_begin)) * 2;
     const double cost = npu_unit && npu_unit->static_graphs() ? npu_unit->npu.target.prepare_seconds(bytes) : 0.0;
     const bool standard = s.m == 1 || std::binary_search(lengths.begin(), lengths.end(), int(s.m));
@@ -69,13 +82,7 @@ Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const S
   auto run_chunk = [&](int n, int n_past) -> Status {
     const std::vector<graph::OpCall> ops = graph::build_forward(model, b, n, n_past, pool.get_as<float>(logits), false);
     TaskGraph g;
-    std::vector<int> after;
-    std::vector<const graph::OpCall*> consumer(ops.size(), nullptr);  // each op's next layer matmul
-    for (size_t i = ops.size(); i-- > 1;) consumer[i - 1] = graph::is_layer_matmul(model, ops[i]) ? &ops[i] : consumer[i];
-    for (size_t i = 0; i < ops.size(); ++i) {
-      after = partitioner.lower(ops[i], graph::is_layer_matmul(model, ops[i]), after, g,
-                                "op" + std::to_string(i) + " " + ops[i].describe(), consumer[i]);
-    }
+    partitioner.lower_forward(ops, [&](const graph::OpCall& op) { return graph::is_layer_matmul(model, op); }, g);
     for (const auto& [key, seconds] : build_now) TANDEM_RETURN_IF_ERROR(driver.charge_prepare(o.partition.npu, seconds, key));
     build_now.clear();
     return driver.run(g);

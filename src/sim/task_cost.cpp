@@ -22,6 +22,17 @@ void TaskCostModel::traffic(const OpCall& c, double* bytes, double* flops) {
       *flops = 2.0 * m * in * out;
       return;
     }
+    case OpKind::kNormLinear: {  // X read once, normalized on chip, each projection's weight and output
+      const double in = double(c.weight->cols);
+      *bytes = m * in * kAct + in * 4.0;
+      *flops = 4.0 * m * in;
+      for (int i = 0; i < c.n_proj; ++i) {
+        const Weight& w = *c.proj[size_t(i)].weight;
+        *bytes += double(w.rows) * double(w.row_bytes()) + m * double(w.rows) * kAct;
+        *flops += 2.0 * m * in * double(w.rows);
+      }
+      return;
+    }
     case OpKind::kGetRows:
       *bytes = m * (double(c.weight->row_bytes()) + cols * kAct);
       *flops = m * cols;
@@ -89,12 +100,26 @@ SharedNpuTimings& shared_npu_timings() {
 
 }  // namespace
 
+namespace {
+
+// A fused norm + projections' projections, as a shape key's suffix ("" for other ops).
+std::string proj_shapes(const OpCall& c) {
+  std::string s;
+  for (int i = 0; i < c.n_proj && i < OpCall::kMaxProjections; ++i) {
+    const Weight& w = *c.proj[size_t(i)].weight;
+    s += (i ? "," : ":p") + std::string(dtype_name(w.type)) + "/" + std::to_string(w.rows);
+  }
+  return s;
+}
+
+}  // namespace
+
 Result<TaskCost> TaskCostModel::npu_cost(const OpCall& c, const ComputeUnit& unit) {
   // By shape, not by weight name: every decoder layer's q projection costs the same.
   const std::string shape = std::string(graph::op_kind_name(c.kind)) + ":" +
                             (c.weight ? std::string(dtype_name(c.weight->type)) : std::string("-")) + ":" +
                             std::to_string(c.weight ? c.row_end - c.row_begin : 0) + "x" + std::to_string(c.weight ? c.weight->cols : 0) +
-                            ":m" + std::to_string(c.out.rows) + ":c" + std::to_string(c.out.cols);
+                            ":m" + std::to_string(c.out.rows) + ":c" + std::to_string(c.out.cols) + proj_shapes(c);
   const std::string key = unit.name + "|" + shape;
   if (auto it = npu_cache_.find(key); it != npu_cache_.end()) return it->second;
   const npu::TargetModel& t = unit.npu.target;
@@ -134,13 +159,15 @@ Result<TaskCost> TaskCostModel::npu_cost(const OpCall& c, const ComputeUnit& uni
     shared.by_key.emplace(shared_key, raw);
   }
   TaskCost cost = raw;
-  if (c.kind == OpKind::kMatmul) {
+  if (c.kind == OpKind::kMatmul || c.kind == OpKind::kNormLinear) {
     // The shape penalty (NPU-3) is the layer weight's: the profile points time whole weights, and
     // the paper splits FFN-down by rows to spread that slow shape over both units, so a row part
     // keeps its weight's per-FLOP rate. The vendor stack's extra time runs the NPU island at its
-    // static power.
+    // static power. A fused norm + projections is mostly its projections: its widest one's factor.
+    int64_t rows = c.kind == OpKind::kMatmul ? c.weight->rows : 0;
+    for (int i = 0; i < c.n_proj; ++i) rows = std::max(rows, c.proj[size_t(i)].weight->rows);
     const NpuCalibration& cal = unit.npu.calibration;
-    double scaled = raw.seconds * cal.factor(c.weight->rows, c.weight->cols);
+    double scaled = raw.seconds * cal.factor(rows, c.weight->cols);
     if (npu_order_ == npu::oplib::MatmulOrder::kWeightStationary) scaled *= cal.naive_order_factor;
     cost.npu_energy_j += (scaled - raw.seconds) * t.power.static_w;
     cost.seconds = scaled;
@@ -177,6 +204,15 @@ const compile_cache::ProgramEntry* TaskCostModel::compiled_program(const OpCall&
     const DType packed = c.weight->type == DType::F32 || c.weight->type == DType::BF16 ? DType::F16 : c.weight->type;
     return compile_cache_->find(uint32_t(c.out.rows), uint32_t(c.weight->cols), uint32_t(c.row_end - c.row_begin),
                                 std::string(dtype_name(packed)));
+  }
+  if (c.kind == OpKind::kNormLinear) {
+    if (!c.weight || c.n_proj < 1) return nullptr;
+    std::vector<uint32_t> outs;
+    for (int i = 0; i < c.n_proj; ++i) outs.push_back(uint32_t(c.proj[size_t(i)].weight->rows));
+    const DType t = c.proj[0].weight->type;
+    const DType packed = t == DType::F32 || t == DType::BF16 ? DType::F16 : t;
+    return compile_cache_->find_norm_linear(uint32_t(c.out.rows), uint32_t(c.weight->cols), outs, std::string(dtype_name(packed)),
+                                            c.eps);
   }
   if (c.kind == OpKind::kRmsNorm || c.kind == OpKind::kSwiglu || c.kind == OpKind::kAdd) {
     const npu::oplib::EltOp op = c.kind == OpKind::kRmsNorm ? npu::oplib::EltOp::kRmsNorm

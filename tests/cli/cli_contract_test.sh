@@ -220,7 +220,11 @@ json.dump(p, open(sys.argv[2],'w'))" "$WORK/soc-plan.json" "$WORK/half.json"
     check "split slices: a cache without them builds them at run time" bash -c "'$TANDEM' run -m '$Q' --devices opencl,npu --plan '$WORK/half.json' --prompt-ids '1 2 3' -n 2 --npu-cache '$CC' -v 2>&1 | grep -Eq '^npu programs .* built at run time; first not cached: matmul:blk.0.[a-z_]+.weight\\[[0-9]+:[0-9]+\\]'"
     "$TANDEM" plan --soc sd8gen3 --model-preset internlm2-1.8b --max-len 8 -o "$WORK/other-plan.json" >/dev/null
     check "compile --plan of another model" one_line_error "other-plan.json: op 'attn_q" "$TANDEM" compile -m "$Q" --buckets 4 --plan "$WORK/other-plan.json" -o "$WORK/c4"
-    check "fused cache: same tokens (fused ops from the library)" [ -n "$lib" ] && [ "$lib" = "$(run_ids --npu-cache "$FC")" ]
+    # A fused cache: each norm and the projections reading it run as one compiled program.
+    fused=$("$TANDEM" run -m "$Q" --devices opencl,npu --strategy npu-only --standard-lengths 4,8 --prompt-ids "1 2 3 4 5 6 7" -n 6 --temp 0 --npu-cache "$FC" -v 2>&1 >/dev/null)
+    check "fused cache: same tokens" [ -n "$lib" ] && [ "$lib" = "$(run_ids --npu-cache "$FC")" ]
+    fused_launched() { grep -Eq '^npu row ops .*, [1-9][0-9]* fused norm\+projection programs' <<<"$1" && all_compiled "$1"; }
+    check "fused cache: norm+projection programs launched, every npu program compiled" fused_launched "$fused"
     check "npu cache at 1.5W: same tokens" [ -n "$lib" ] && [ "$lib" = "$(run_ids --npu-cache "$CC" --npu-power-level 1.5W)" ]
     check "npu power level unknown" one_line_error "no variants at power level '9W' (the cache has: max, 1.5W)" "$TANDEM" run -m "$Q" --devices opencl,npu --prompt-ids "1 2" -n 1 --npu-cache "$CC" --npu-power-level 9W
     cp -r "$CC" "$WORK/tampered"; f=$(ls "$WORK"/tampered/programs/mm*.tnpu | head -1)  # a matmul: the runtime loads those

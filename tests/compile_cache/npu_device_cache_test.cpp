@@ -13,6 +13,11 @@
 #include "npu/oplib/elementwise.h"
 #include "npu/executor.h"
 #include "npu/oplib/matmul.h"
+#include "npu/oplib/norm_linear.h"
+#include "devices/cpu/matmul/matmul.h"
+#include "runtime/graph_forward.h"
+#include "runtime/hetero_forward.h"
+#include "runtime/sampler.h"
 #include "sim/soc_model.h"
 #include "sim/task_cost.h"
 #include "tests/model/test_models.h"
@@ -202,6 +207,79 @@ TEST(NpuDeviceCache, SimulatorTimesTheCompiledProgram) {
   EXPECT_DOUBLE_EQ(comp7->seconds, lib7->seconds);
   EXPECT_EQ(compiled.npu_shapes_library(), 1u);
   EXPECT_NE(compiled.first_not_compiled().find("m7"), std::string::npos) << compiled.first_not_compiled();
+}
+
+// A norm and the projections reading it as one compiled program (EdgeLLM-MLIR's fusion cluster):
+// with a cache of norm_linear programs the runtime launches each cluster once on the NPU, in
+// static pieces, and the tokens are the cpu's. The programs here come from the operator library's
+// emitter at a blocking the test picks (what tandem compile --fuse-clusters writes).
+TEST(NpuDeviceCache, FusedNormProjectionsRunAsOneProgram) {
+  auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q4_0));
+  ASSERT_TRUE(model);
+  const LayerWeights& L = model->layers()[0];
+  const npu::TargetModel t = npu::TargetModel::load_default().value();
+  const std::string dir = testing::process_temp_dir() + "/fused";
+  std::filesystem::remove_all(dir);
+  compile_cache::CacheWriter cw(dir);
+  cw.manifest().key = {"m", compile_cache::target_hash(t), compile_cache::driver_version(), "q4_0"};
+  for (uint32_t rows : {1u, 4u, 8u}) {
+    for (const std::vector<const Weight*>& cluster : {std::vector<const Weight*>{&L.wq, &L.wk, &L.wv},
+                                                       std::vector<const Weight*>{&L.w_gate, &L.w_up}}) {
+      npu::oplib::NormLinearSpec spec;
+      spec.base = {rows, uint32_t(L.wq.cols), 0, DType::Q4_0, npu::oplib::MatmulOrder::kActivationStationary, false, false};
+      for (const Weight* w : cluster) spec.outs.push_back(uint32_t(w->rows));
+      spec.eps = model->config().rms_eps;
+      auto plan = npu::oplib::block_norm_linear(spec, t, 32, 2, 1);
+      ASSERT_TRUE(plan.ok()) << plan.status().message();
+      auto prog = npu::oplib::emit_norm_linear(spec, *plan, t);
+      ASSERT_TRUE(prog.ok()) << prog.status().message();
+      compile_cache::ProgramEntry e;
+      e.kind = "norm_linear";
+      e.rows = rows;
+      e.in = spec.base.in;
+      e.format = e.source_quant = "q4_0";
+      e.order = "activation_stationary";
+      e.double_buffer = e.double_buffer_out = false;
+      e.norm_linear = {spec.outs, double(spec.eps)};
+      ASSERT_TRUE(cw.add_program(*prog, e).ok());
+    }
+  }
+  ASSERT_TRUE(cw.finish().ok());
+
+  const int n_vocab = model->config().n_vocab, n_gen = 4;
+  const std::vector<TokenId> prompt{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};  // pieces of 8 and 3 padded to 4
+  auto greedy = [&](DecoderForward& f) {
+    std::vector<float> logits(static_cast<size_t>(n_vocab));
+    std::vector<TokenId> out;
+    EXPECT_TRUE(f.eval(prompt, 0, logits.data()).ok());
+    for (int i = 0; i < n_gen; ++i) {
+      out.push_back(argmax(logits));
+      EXPECT_TRUE(f.eval(std::span(&out.back(), 1), int(prompt.size()) + i, logits.data()).ok());
+    }
+    return out;
+  };
+  cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
+  auto cpu_only = make_cpu_forward(model, {2, 64, 16});
+  ASSERT_TRUE(cpu_only.ok());
+  const std::vector<TokenId> want = greedy(**cpu_only);
+  for (bool fuse : {true, false}) {
+    HeteroOptions o;
+    o.devices = {"cpu", "npu"};
+    o.partition.strategy = Strategy::kNpuOnly;
+    o.partition.standard_lengths = {4, 8};
+    o.partition.npu_row_ops = fuse;  // the compiler's placement; off: the fused programs are not launched
+    o.context = 64;
+    o.max_batch = 16;
+    o.npu_cache = open_cache(dir);
+    auto h = HeteroForward::create(model, o);
+    ASSERT_TRUE(h.ok()) << h.status().message();
+    EXPECT_EQ(greedy(**h), want) << (fuse ? "fused" : "unfused");
+    const ExecutionReport r = (*h)->execution_report();
+    // Two clusters per layer in each of the 1 + n_gen chunks.
+    EXPECT_EQ(r.npu_fused, fuse ? uint64_t(2 * model->config().n_layers * (1 + n_gen)) : 0u);
+    // Each layer's two clusters at 1, 4 and 8 rows (a graph binds its layer's weights), from the cache.
+    EXPECT_EQ(r.npu_graphs_compiled, fuse ? uint64_t(2 * model->config().n_layers * 3) : 0u);
+  }
 }
 
 }  // namespace

@@ -127,7 +127,7 @@ Command add_compile(CLI::App& app) {
   sub->add_flag("--no-decode", o->no_decode, "prefill variants only");
   sub->add_flag("--fuse-clusters", o->fuse,
                 "emit each rmsnorm and the linears of its fusion cluster as one program (norm_linear); "
-                "tandem run binds per-op programs, so it builds those ops itself");
+                "tandem run launches it where the NPU runs the whole cluster, the ops one by one elsewhere");
   sub->add_flag("--json", o->json, "print the summary as JSON");
   sub->add_flag("--report", o->report,
                 "instead of compiling: EdgeLLM-MLIR's tables on this compiler's cost model (TCM 4/8/16/32 MB, "

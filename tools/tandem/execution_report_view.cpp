@@ -27,6 +27,7 @@ nlohmann::json execution_json(const ExecutionReport& r) {
           {"reruns_behind_failure", r.reruns_behind_failure},
           {"placed_elsewhere", r.placed_elsewhere},
           {"npu_row_ops", r.npu_row_ops},
+          {"npu_fused", r.npu_fused},
           {"first_placement", r.first_placement},
           {"device_note", r.device_note},
           {"plan", r.plan},
@@ -65,10 +66,10 @@ std::string execution_table(const ExecutionReport& r) {
       out += "npu programs    " + std::to_string(r.npu_graphs_compiled) + " from the compile cache, " +
              std::to_string(r.npu_graphs_not_cached) + " built at run time; first not cached: " + r.npu_first_not_cached + "\n";
     }
-    if (r.npu_row_ops > 0) {
-      add("npu row ops     %llu rmsnorm/swiglu/add kernels on the npu beside the matmuls it runs whole (the compiler's "
-          "placement, with --npu-cache)\n",
-          (unsigned long long)r.npu_row_ops);
+    if (r.npu_row_ops > 0 || r.npu_fused > 0) {
+      add("npu row ops     %llu rmsnorm/swiglu/add kernels on the npu beside the matmuls it runs whole, %llu fused "
+          "norm+projection programs (the compiler's placement, with --npu-cache)\n",
+          (unsigned long long)r.npu_row_ops, (unsigned long long)r.npu_fused);
     }
     if (r.reruns_behind_failure > 0) {
       add("reruns          %llu kernels queued behind a failed one: results discarded, run again\n",

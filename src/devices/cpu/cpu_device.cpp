@@ -74,6 +74,19 @@ void CpuDevice::run(const OpCall& c) {
     case OpKind::kSoftcap:
       rows([&](int64_t i) { cpu::softcap_inplace(c.out.data + i * c.out.ld, c.out.cols, c.softcap); });
       break;
+    case OpKind::kNormLinear: {
+      // Unfused: the norm into `out`, then each projection from it (the cpu is the fallback of a
+      // fused NPU launch, and a fused op's semantics allow `out` to be written).
+      OpCall norm = c;
+      norm.kind = OpKind::kRmsNorm;
+      norm.n_proj = 0;
+      run(norm);
+      for (int i = 0; i < c.n_proj; ++i) {
+        const OpCall::Projection& p = c.proj[size_t(i)];
+        run(OpCall::matmul(p.weight, 0, p.weight->rows, c.out.data, n, c.out.ld, p.out.data, p.out.ld));
+      }
+      break;
+    }
   }
 }
 

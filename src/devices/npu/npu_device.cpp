@@ -33,7 +33,8 @@ bool NpuDevice::weight_type_supported(DType t) {
 DType NpuDevice::packed_format(DType t) { return t == DType::F32 || t == DType::BF16 ? DType::F16 : t; }
 
 bool NpuDevice::op_kind_supported(OpKind k) {
-  return k == OpKind::kMatmul || k == OpKind::kRmsNorm || k == OpKind::kSwiglu || k == OpKind::kAdd;
+  return k == OpKind::kMatmul || k == OpKind::kRmsNorm || k == OpKind::kSwiglu || k == OpKind::kAdd ||
+         k == OpKind::kNormLinear;
 }
 
 DeviceCaps NpuDevice::caps() const {
@@ -55,6 +56,7 @@ Result<NpuDevice::Graph> NpuDevice::build(const GraphSpec& s, double* cost, bool
   if (s.m <= 0 || s.cols <= 0 || s.m > (1 << 20) || s.cols > (1 << 20)) {
     return InvalidArgument("npu: graph " + s.key() + " has an unsupported shape");
   }
+  if (s.kind == OpKind::kNormLinear) return build_norm_linear(s, cost, cached);
   if (s.kind == OpKind::kMatmul) {
     if (!s.weight) return InvalidArgument("npu: matmul graph without a weight");
     if (!weight_type_supported(s.weight->type)) {
@@ -111,21 +113,74 @@ Result<NpuDevice::Graph> NpuDevice::build(const GraphSpec& s, double* cost, bool
   return Graph(std::move(g));
 }
 
+Result<npu::oplib::MatmulSpec> NpuDevice::schedule_of(const compile_cache::ProgramEntry& e) const {
+  npu::oplib::MatmulSpec spec;
+  spec.n = e.rows;
+  spec.in = e.in;
+  spec.out = e.out;
+  const auto format = dtype_from_name(e.format);
+  if (!format) return InvalidArgument(cache_->dir() + "/manifest.json: program '" + e.name + "' has format '" + e.format + "'");
+  spec.wtype = *format;
+  const Result<npu::oplib::MatmulOrder> order = npu::oplib::matmul_order_from_name(e.order);
+  if (!order.ok()) return InvalidArgument(cache_->dir() + "/manifest.json: program '" + e.name + "': " + order.status().message());
+  spec.order = *order;
+  spec.double_buffer = e.double_buffer;
+  spec.double_buffer_out = e.double_buffer_out;
+  spec.arrays = e.arrays;
+  return spec;
+}
+
+Result<NpuDevice::Graph> NpuDevice::build_norm_linear(const GraphSpec& s, double* cost, bool* cached) const {
+  if (!cache_)
+    return Unsupported("npu: " + s.key() + ": a fused norm_linear runs only a compiled program (tandem compile --fuse-clusters)");
+  if (!s.weight || s.weight->type != DType::F32 || s.n_proj < 1 || s.n_proj > OpCall::kMaxProjections)
+    return InvalidArgument("npu: norm_linear graph " + s.key() + " needs an f32 gain and 1.." +
+                           std::to_string(OpCall::kMaxProjections) + " projections");
+  const uint32_t in = uint32_t(s.weight->cols);
+  std::vector<uint32_t> outs;
+  for (int i = 0; i < s.n_proj; ++i) {
+    const Weight* w = s.proj[size_t(i)];
+    if (!w || w->cols != s.weight->cols || !weight_type_supported(w->type) ||
+        packed_format(w->type) != packed_format(s.proj[0]->type))
+      return Unsupported("npu: norm_linear graph " + s.key() + ": its projections need one NPU weight format and the gain's width");
+    outs.push_back(uint32_t(w->rows));
+  }
+  const std::string format(dtype_name(packed_format(s.proj[0]->type)));
+  const compile_cache::ProgramEntry* e = cache_->find_norm_linear(uint32_t(s.m), in, outs, format, s.eps);
+  if (!e) return Unsupported("npu: " + s.key() + ": the compile cache has no fused norm_linear program of this shape");
+  NormLinearGraph g;
+  TANDEM_ASSIGN_OR_RETURN(g.program, cache_->load(*e));  // refuses a program whose SHA-256 changed
+  TANDEM_RETURN_IF_ERROR(npu::verify(g.program, target_));
+  npu::oplib::NormLinearSpec spec;
+  TANDEM_ASSIGN_OR_RETURN(spec.base, schedule_of(*e));
+  spec.outs = outs;
+  spec.eps = s.eps;
+  if (g.program.buffers.size() != 2 + 2 * outs.size())
+    return InvalidArgument(cache_->dir() + "/" + e->file + ": program does not bind x, the gain and " + std::to_string(outs.size()) +
+                           " weight packs and outputs");
+  uint64_t out_rows = 0;
+  for (int i = 0; i < s.n_proj; ++i) {
+    const Weight& w = *s.proj[size_t(i)];
+    TANDEM_ASSIGN_OR_RETURN(std::vector<uint8_t> pack,
+                            npu::oplib::pack_weights_from(spec.projection(size_t(i)), target_, w.type, w.data,
+                                                          size_t(w.rows) * w.row_bytes()));
+    if (g.program.buffers[2 + size_t(i)].bytes != pack.size())
+      return InvalidArgument(cache_->dir() + "/" + e->file + ": program does not bind a " + std::to_string(pack.size()) +
+                             " B weight pack as its buffer " + std::to_string(2 + i));
+    g.packs.push_back(std::move(pack));
+    out_rows += uint64_t(w.rows);
+  }
+  g.gain.resize(in);
+  for (uint32_t k = 0; k < in; ++k) g.gain[k] = f32_to_fp16(s.weight->f32()[k]);
+  *cost = target_.prepare_seconds(uint64_t(s.m) * (in + out_rows) * 2);  // the activations it binds, as a matmul's
+  *cached = true;
+  return Graph(std::move(g));
+}
+
 Result<npu::oplib::PreparedMatmul> NpuDevice::load_compiled(const compile_cache::ProgramEntry& e, const uint8_t* rows,
                                                          size_t bytes, DType source) const {
   npu::oplib::PreparedMatmul g;
-  g.spec.n = e.rows;
-  g.spec.in = e.in;
-  g.spec.out = e.out;
-  const auto format = dtype_from_name(e.format);
-  if (!format) return InvalidArgument(cache_->dir() + "/manifest.json: program '" + e.name + "' has format '" + e.format + "'");
-  g.spec.wtype = *format;
-  const Result<npu::oplib::MatmulOrder> order = npu::oplib::matmul_order_from_name(e.order);
-  if (!order.ok()) return InvalidArgument(cache_->dir() + "/manifest.json: program '" + e.name + "': " + order.status().message());
-  g.spec.order = *order;
-  g.spec.double_buffer = e.double_buffer;
-  g.spec.double_buffer_out = e.double_buffer_out;
-  g.spec.arrays = e.arrays;
+  TANDEM_ASSIGN_OR_RETURN(g.spec, schedule_of(e));
   TANDEM_ASSIGN_OR_RETURN(g.program, cache_->load(e));  // refuses a program whose SHA-256 changed
   TANDEM_RETURN_IF_ERROR(npu::verify(g.program, target_));
   TANDEM_ASSIGN_OR_RETURN(g.weight_pack, npu::oplib::pack_weights_from(g.spec, target_, source, rows, bytes));
@@ -225,6 +280,29 @@ Result<double> NpuDevice::run_elementwise(const ElementwiseGraph& g, const OpCal
   return report.seconds;
 }
 
+Result<double> NpuDevice::run_norm_linear(const NormLinearGraph& g, const OpCall& c) {
+  const int64_t m = c.out.rows;
+  converted_ += to_fp16(c.a, in0_);
+  npu::Executor& exec = executor();
+  exec.bind_const(0, in0_.data(), in0_.size() * 2);
+  exec.bind_const(1, g.gain.data(), g.gain.size() * 2);
+  const size_t k = g.packs.size();
+  proj16_.resize(k);
+  for (size_t i = 0; i < k; ++i) {
+    proj16_[i].resize(size_t(m * c.proj[i].out.cols));
+    exec.bind_const(uint32_t(2 + i), g.packs[i].data(), g.packs[i].size());
+    exec.bind(uint32_t(2 + k + i), proj16_[i].data(), proj16_[i].size() * 2);
+  }
+  TANDEM_ASSIGN_OR_RETURN(npu::ExecReport report, exec.run(g.program));
+  for (size_t p = 0; p < k; ++p) {
+    const Act& y = c.proj[p].out;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t r = 0; r < y.cols; ++r) y.data[i * y.ld + r] = fp16_to_f32(proj16_[p][size_t(i * y.cols + r)]);
+    converted_ += uint64_t(m * y.cols) * sizeof(float);
+  }
+  return report.seconds;
+}
+
 Result<std::unique_ptr<Completion>> NpuDevice::submit(const OpCall& c) {
   TANDEM_RETURN_IF_ERROR(validate_call(c));
   const std::string key = GraphSpec::of(c).key();
@@ -234,6 +312,8 @@ Result<std::unique_ptr<Completion>> NpuDevice::submit(const OpCall& c) {
   }
   Result<double> seconds = std::holds_alternative<npu::oplib::PreparedMatmul>(it->second)
                                ? run_matmul(std::get<npu::oplib::PreparedMatmul>(it->second), c)
+                           : std::holds_alternative<NormLinearGraph>(it->second)
+                               ? run_norm_linear(std::get<NormLinearGraph>(it->second), c)
                                : run_elementwise(std::get<ElementwiseGraph>(it->second), c);
   if (!seconds.ok()) return std::unique_ptr<Completion>(new FinishedCompletion(seconds.status(), 0.0));
   return std::unique_ptr<Completion>(new FinishedCompletion(Status::Ok(), *seconds));

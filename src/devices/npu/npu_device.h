@@ -9,7 +9,9 @@
 //
 // Graphs come from the operator library: matmul (f16/q8_0/q4_0 weights, W4A16) and the vector
 // unit's rmsnorm, swiglu and add. Rope, attention, the KV store and embedding lookups have no
-// NPU graph (HeteroInfer keeps them on the GPU); prepare() refuses them with a reason.
+// NPU graph (HeteroInfer keeps them on the GPU); prepare() refuses them with a reason. A fused
+// rmsnorm + projections (norm_linear) runs only the compiler's program from the cache (tandem
+// compile --fuse-clusters): X read once, normalized in TCM, every projection from it.
 #pragma once
 
 #include <map>
@@ -21,6 +23,7 @@
 #include "npu/executor.h"
 #include "npu/oplib/elementwise.h"
 #include "npu/oplib/matmul.h"
+#include "npu/oplib/norm_linear.h"
 #include "npu/target_model.h"
 
 namespace tandem::devices {
@@ -62,7 +65,14 @@ class NpuDevice final : public Device {
     npu::Program program;
     std::vector<fp16_t> gain;  // rmsnorm: the gain weight, converted once at prepare time
   };
-  using Graph = std::variant<npu::oplib::PreparedMatmul, ElementwiseGraph>;
+  struct NormLinearGraph {
+    npu::Program program;
+    std::vector<std::vector<uint8_t>> packs;  // each projection's weights, packed as the program reads them
+    std::vector<fp16_t> gain;
+  };
+  using Graph = std::variant<npu::oplib::PreparedMatmul, ElementwiseGraph, NormLinearGraph>;
+  Result<Graph> build_norm_linear(const GraphSpec& spec, double* cost, bool* cached) const;
+  Result<double> run_norm_linear(const NormLinearGraph& g, const OpCall& c);
   Result<Graph> build(const GraphSpec& spec, double* cost, bool* cached) const;
   Result<double> run_matmul(const npu::oplib::PreparedMatmul& g, const OpCall& c);
   Result<double> run_elementwise(const ElementwiseGraph& g, const OpCall& c);
@@ -72,6 +82,7 @@ class NpuDevice final : public Device {
   std::map<std::string, Graph> graphs_;
   std::unique_ptr<npu::Executor> exec_;
   std::vector<fp16_t> in0_, in1_, out16_;  // fp16 staging, reused
+  std::vector<std::vector<fp16_t>> proj16_;  // norm_linear: one output staging per projection
   uint64_t converted_ = 0;                 // fp32 bytes through the staging, both ways (one worker calls submit)
   double prepare_total_ = 0;
   std::shared_ptr<const compile_cache::CompileCache> cache_;
@@ -79,6 +90,8 @@ class NpuDevice final : public Device {
   size_t not_cached_ = 0;          // built at run time although a cache was given
   std::string first_not_cached_;   // the first of those and why
   std::string why_not_cached(const GraphSpec& spec) const;
+  // A schedule's MatmulSpec from its manifest entry (format, order, buffering, arrays).
+  Result<npu::oplib::MatmulSpec> schedule_of(const compile_cache::ProgramEntry& e) const;
   Result<npu::oplib::PreparedMatmul> load_compiled(const compile_cache::ProgramEntry& e, const uint8_t* rows, size_t bytes,
                                                 DType source) const;
 };

@@ -76,7 +76,7 @@ std::string OpenclDevice::identity() const {
 }
 
 bool OpenclDevice::supports(const OpCall& call) const {
-  if (!model_ || !validate_call(call).ok()) return false;
+  if (!model_ || !validate_call(call).ok() || call.kind == OpKind::kNormLinear) return false;
   if (call.kind == OpKind::kMatmul || call.kind == OpKind::kGetRows) return opencl::Ops::supports(call.weight->type);
   if (call.kind == OpKind::kAttention) return call.head_dim <= opencl::Ops::kMaxHeadDim;
   // These kernels walk rows as one contiguous block; strided views go to another device.
@@ -181,6 +181,8 @@ Status OpenclDevice::enqueue(const OpCall& c, std::vector<opencl::Buffer>& temps
     case OpKind::kSoftcap:
       if (c.out.ld != c.out.cols) return Unsupported("opencl softcap: strided rows");
       return ops.softcap_inplace(out, n * c.out.cols, c.softcap, done);
+    case OpKind::kNormLinear:
+      return Unsupported("opencl: a fused norm_linear runs on the npu (or the cpu); the GPU runs its ops unfused");
   }
   return Internal("opencl: unknown op");
 }

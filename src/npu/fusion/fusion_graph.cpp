@@ -136,6 +136,7 @@ FusionGraph decoder_layer_graph(const TargetModel& t, const ModelConfig& config,
     FusionOp op;
     switch (call.kind) {
       case OpKind::kGetRows: continue;  // the embedding precedes the layer
+      case OpKind::kNormLinear: continue;  // already fused: the runtime's launch of a cluster, never in an op list
       case OpKind::kKvStore:
         // K and V leave for the cache; attention reads them back through it.
         for (const float* src : {call.a.data, call.b.data}) g.ops[size_t(producer.at(src))].output = true;
