@@ -38,6 +38,10 @@ ProfileCacheKey profile_cache_key(const std::vector<ProfiledDevice>& set, const 
   k << "\nratios:";
   for (double r : space.ratios) k << " " << r;
   k << "\nreps: " << reps << "\n";
+  // The npu's programs: a compile cache's (by its key and power level) or the operator library's.
+  if (space.npu_cache)
+    k << "npu programs: compile cache " << space.npu_cache->manifest().key.digest() << " at power level '"
+      << space.npu_cache->power_level() << "'\n";
   return ProfileCacheKey{k.str()};
 }
 

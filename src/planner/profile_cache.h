@@ -4,7 +4,7 @@
 // NPU target, the host cpu), the
 // threads they run on and the matmul shapes profiled -- not on the weights' values, so another
 // file of the same shapes and weight type reuses it, and a change to any of those is another key.
-// The key is those facts in words; the file is named by their hash and holds the words, so a
+// With a compile cache the npu's programs are its (the key names the cache and power level). The key is those facts in words; the file is named by their hash and holds the words, so a
 // hash collision or a hand-edited file is re-profiled, never trusted.
 #pragma once
 

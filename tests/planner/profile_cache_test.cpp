@@ -48,6 +48,27 @@ TEST(ProfileCache, KeyFollowsEveryFactTheNumbersDependOn) {
   EXPECT_NE(base, profile_cache_key(opencl_npu(), "EPYC", lengths, 2, 3).file_name());
 }
 
+// With a compile cache the npu runs its programs, so a profile is made (and kept) per cache.
+TEST(ProfileCache, KeyNamesTheCompileCacheTheNpuRuns) {
+  auto cache_for = [](const std::string& model_hash) {
+    const std::string dir = fresh_dir("cc-" + model_hash);
+    compile_cache::CacheWriter w(dir);
+    w.manifest().key = {model_hash, "target", "driver", "q4_0"};
+    EXPECT_TRUE(w.finish().ok());
+    auto c = compile_cache::CompileCache::open_any(dir);
+    EXPECT_TRUE(c.ok()) << c.status().message();
+    return std::make_shared<const compile_cache::CompileCache>(std::move(*c));
+  };
+  auto key = [](const ProfileSpace& s) { return profile_cache_key(opencl_npu(), "EPYC", s, 2, 3).file_name(); };
+  ProfileSpace library = space_of(256), a = space_of(256), a_again = space_of(256), b = space_of(256);
+  a.npu_cache = cache_for("m1");
+  a_again.npu_cache = cache_for("m1");
+  b.npu_cache = cache_for("m2");
+  EXPECT_NE(key(library), key(a));
+  EXPECT_NE(key(a), key(b));
+  EXPECT_EQ(key(a), key(a_again));
+}
+
 TEST(ProfileCache, ProfilesOnceThenReadsBack) {
   const std::string dir = fresh_dir("once");
   const ProfileCacheKey key = profile_cache_key(opencl_npu(), "EPYC", space_of(256), 2, 3);

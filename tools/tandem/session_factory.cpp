@@ -151,6 +151,7 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
     sp.max_len = max_batch;
     sp.sync = o.sync;
     sp.cache_dir = user_cache_dir();
+    sp.npu_cache = o.npu_cache;  // the plan is solved on the programs the npu will run
     o.choose_plan = solver_plan_chooser(model, sp);
   }
   o.npu_fault = d.npu_fault;

@@ -19,6 +19,7 @@ std::function<Result<HeteroOptions::PlanChoice>(const std::map<std::string, devi
     space.shapes = planner::splittable_shapes(*model);
     space.standard_lengths = o.standard_lengths;
     if (!model->layers().empty()) space.weight_type = model->layers()[0].wq.type;
+    space.npu_cache = o.npu_cache;
     std::vector<planner::ProfiledDevice> set;
     std::string names;
     for (const DeviceRoles::Member& m : roles.members) {
@@ -36,6 +37,7 @@ std::function<Result<HeteroOptions::PlanChoice>(const std::map<std::string, devi
       std::vector<devices::Device*> raw;
       for (const DeviceRoles::Member& m : roles.members) {
         TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<devices::Device> d, devices::open_device(m.name, model, o.threads));
+        if (o.npu_cache && d->caps().kind == devices::DeviceKind::kNpu) TANDEM_RETURN_IF_ERROR(d->use_compile_cache(o.npu_cache));
         raw.push_back(d.get());
         opened.push_back(std::move(d));
       }

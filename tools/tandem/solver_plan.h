@@ -20,6 +20,9 @@ struct SolverPlanOptions {
   SyncMode sync = SyncMode::kFast;
   std::string cache_dir;  // device profiles are kept in cache_dir/profiles
   int reps = 3;           // timed runs per profile point (median)
+  // The run's compile cache: the profiled npu runs its programs (as the run's will), and the
+  // profile is cached per cache and power level.
+  std::shared_ptr<const compile_cache::CompileCache> npu_cache;
 };
 
 // The chooser HeteroForward calls once its devices are open: the cached profile of exactly those
