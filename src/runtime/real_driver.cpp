@@ -58,6 +58,7 @@ void RealDriver::report(Worker& w, InFlight& f, Status status, double& prev_end)
   d.timing.start_s = std::max(f.submit_s, prev_end);
   d.timing.end_s = std::max(d.timing.start_s, now());
   d.timing.queued_ahead = f.q.queued_ahead;
+  d.timing.device_s = d.device_seconds;
   prev_end = d.timing.end_s;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -334,6 +335,7 @@ Status RealDriver::write_trace(const std::string& path) const {
       args.emplace_back("task", t.task);
       args.emplace_back("queued_us", std::max(0.0, (t.start_s - t.queued_s) * 1e6));
       if (t.queued_ahead) args.emplace_back("queued_ahead", true);
+      if (t.device_s > 0) args.emplace_back("device_us", t.device_s * 1e6);
       if (t.discarded) args.emplace_back("discarded", true);
       if (ns(t.queued_s) < start) {
         queue_steps[t.device].emplace_back(ns(t.queued_s), +1);

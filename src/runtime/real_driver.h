@@ -64,6 +64,10 @@ struct TaskTiming {
   double start_s = 0, end_s = 0;
   bool queued_ahead = false;  // queued while a same-device dependency was in flight
   bool discarded = false;     // ran behind a failed kernel: result thrown away, ran again
+  // The device's own time for the kernel (Completion::device_seconds: OpenCL's event profiling,
+  // the npu's modeled time), 0 when it reports none. start..end is what the host saw: the kernel
+  // and the notice of its completion.
+  double device_s = 0;
 };
 
 class RealDriver {
@@ -86,7 +90,7 @@ class RealDriver {
   // Writes every run so far as a Chrome trace (Perfetto opens it): one track per device, one for
   // host merge steps, one for the scheduler ("sync") waiting on completions, and a counter per
   // device ("<device> queue") with the kernels waiting in its queue; each kernel's args say when it
-  // was queued and how long it waited.
+  // was queued and how long it waited, and the device's own time for it (device_us).
   Status write_trace(const std::string& path) const;
   static constexpr size_t kMaxTimings = 1u << 20;
 

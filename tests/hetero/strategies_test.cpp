@@ -333,7 +333,7 @@ TEST(Strategies, TraceHasATrackPerDeviceAndTheSyncThread) {
   std::ifstream f(path);
   const nlohmann::json j = nlohmann::json::parse(f);
   std::set<std::string> tracks;
-  size_t npu_kernels = 0, gpu_kernels = 0;
+  size_t npu_kernels = 0, gpu_kernels = 0, gpu_timed = 0;
   std::map<int, std::string> tid_name;
   for (const auto& e : j["traceEvents"])
     if (e["ph"] == "M" && e["name"] == "thread_name") tid_name[e["tid"].get<int>()] = e["args"]["name"];
@@ -343,7 +343,11 @@ TEST(Strategies, TraceHasATrackPerDeviceAndTheSyncThread) {
     tracks.insert(track);
     npu_kernels += track == "npu";
     gpu_kernels += track == "opencl";
+    // Each GPU kernel carries the device's own time (OpenCL event profiling) beside the span the
+    // host saw, which also holds the notice of its completion.
+    gpu_timed += track == "opencl" && e["args"].contains("device_us") && e["args"]["device_us"].get<double>() > 0;
   }
+  EXPECT_EQ(gpu_timed, gpu_kernels);
   EXPECT_TRUE(tracks.count("sync"));
   EXPECT_GT(npu_kernels, 0u) << "weight-centric puts part of every layer matmul on the NPU";
   EXPECT_GT(gpu_kernels, npu_kernels) << "the GPU runs its matmul parts and every other op";
