@@ -44,14 +44,7 @@ Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const S
   std::vector<std::pair<std::string, double>> build_now;
   auto npu_can_run = [&](const graph::GraphSpec& s) {
     // A fused norm + projections: only a compiled program (the NPU's library has none).
-    if (s.kind == graph::OpKind::kNormLinear) {
-      if (!o.npu_cache || !s.weight || s.n_proj < 1) return false;
-      std::vector<uint32_t> outs;
-      for (int i = 0; i < s.n_proj; ++i) outs.push_back(uint32_t(s.proj[size_t(i)]->rows));
-      const DType t = s.proj[0]->type;
-      const std::string format(dtype_name(t == DType::F32 || t == DType::BF16 ? DType::F16 : t));
-      if (!o.npu_cache->find_norm_linear(uint32_t(s.m), uint32_t(s.weight->cols), outs, format, s.eps)) return false;
-    }
+    if (s.kind == graph::OpKind::kNormLinear && (!o.npu_cache || !devices::NpuDevice::cached_program(*o.npu_cache, s))) return false;
     const bool row_op = s.kind == graph::OpKind::kRmsNorm || s.kind == graph::OpKind::kSwiglu || s.kind == graph::OpKind::kAdd ||
                         s.kind == graph::OpKind::kNormLinear;
     if (row_op ? !o.partition.npu_row_ops

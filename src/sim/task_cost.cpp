@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "devices/npu/npu_device.h"
 #include "npu/executor.h"
 #include "npu/oplib/elementwise.h"
 #include "npu/oplib/matmul.h"
@@ -197,30 +198,7 @@ Result<TaskCost> TaskCostModel::npu_raw_cost(const OpCall& c, const npu::TargetM
 }
 
 const compile_cache::ProgramEntry* TaskCostModel::compiled_program(const OpCall& c) const {
-  if (!compile_cache_) return nullptr;
-  if (c.kind == OpKind::kMatmul) {
-    if (!c.weight) return nullptr;
-    // The format the NPU packs the weight into (f32 and bf16 are rounded to f16), as the npu device asks.
-    const DType packed = c.weight->type == DType::F32 || c.weight->type == DType::BF16 ? DType::F16 : c.weight->type;
-    return compile_cache_->find(uint32_t(c.out.rows), uint32_t(c.weight->cols), uint32_t(c.row_end - c.row_begin),
-                                std::string(dtype_name(packed)));
-  }
-  if (c.kind == OpKind::kNormLinear) {
-    if (!c.weight || c.n_proj < 1) return nullptr;
-    std::vector<uint32_t> outs;
-    for (int i = 0; i < c.n_proj; ++i) outs.push_back(uint32_t(c.proj[size_t(i)].weight->rows));
-    const DType t = c.proj[0].weight->type;
-    const DType packed = t == DType::F32 || t == DType::BF16 ? DType::F16 : t;
-    return compile_cache_->find_norm_linear(uint32_t(c.out.rows), uint32_t(c.weight->cols), outs, std::string(dtype_name(packed)),
-                                            c.eps);
-  }
-  if (c.kind == OpKind::kRmsNorm || c.kind == OpKind::kSwiglu || c.kind == OpKind::kAdd) {
-    const npu::oplib::EltOp op = c.kind == OpKind::kRmsNorm ? npu::oplib::EltOp::kRmsNorm
-                                 : c.kind == OpKind::kSwiglu ? npu::oplib::EltOp::kSwiglu : npu::oplib::EltOp::kAdd;
-    return compile_cache_->find_elementwise(std::string(npu::oplib::elt_op_name(op)), uint32_t(c.out.rows),
-                                            uint32_t(c.out.cols), c.eps);
-  }
-  return nullptr;
+  return compile_cache_ ? devices::NpuDevice::cached_program(*compile_cache_, graph::GraphSpec::of(c)) : nullptr;
 }
 
 Result<TaskCost> TaskCostModel::time_program(const npu::Program& program, const npu::TargetModel& t) {

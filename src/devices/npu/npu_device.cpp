@@ -37,6 +37,27 @@ bool NpuDevice::op_kind_supported(OpKind k) {
          k == OpKind::kNormLinear;
 }
 
+const compile_cache::ProgramEntry* NpuDevice::cached_program(const compile_cache::CompileCache& cache, const GraphSpec& s) {
+  switch (s.kind) {
+    case OpKind::kMatmul:
+      if (!s.weight) return nullptr;
+      return cache.find(uint32_t(s.m), uint32_t(s.weight->cols), uint32_t(s.row_end - s.row_begin),
+                        std::string(dtype_name(packed_format(s.weight->type))));
+    case OpKind::kRmsNorm:
+    case OpKind::kSwiglu:
+    case OpKind::kAdd:
+      return cache.find_elementwise(std::string(npu::oplib::elt_op_name(elt_op_of(s.kind))), uint32_t(s.m), uint32_t(s.cols), s.eps);
+    case OpKind::kNormLinear: {
+      if (!s.weight || s.n_proj < 1 || s.n_proj > OpCall::kMaxProjections) return nullptr;
+      std::vector<uint32_t> outs;
+      for (int i = 0; i < s.n_proj; ++i) outs.push_back(uint32_t(s.proj[size_t(i)]->rows));
+      return cache.find_norm_linear(uint32_t(s.m), uint32_t(s.weight->cols), outs,
+                                    std::string(dtype_name(packed_format(s.proj[0]->type))), s.eps);
+    }
+    default: return nullptr;
+  }
+}
+
 DeviceCaps NpuDevice::caps() const {
   return DeviceCaps{DeviceKind::kNpu, false, true, false,
                     "emulated NPU, target " + target_.name + ", static graphs only, fp16 compute"};
@@ -70,7 +91,7 @@ Result<NpuDevice::Graph> NpuDevice::build(const GraphSpec& s, double* cost, bool
     spec.wtype = packed_format(s.weight->type);
     const uint8_t* rows = s.weight->data + size_t(s.row_begin) * s.weight->row_bytes();
     if (cache_) {
-      if (const compile_cache::ProgramEntry* e = cache_->find(spec.n, spec.in, spec.out, std::string(dtype_name(spec.wtype)))) {
+      if (const compile_cache::ProgramEntry* e = cached_program(*cache_, s)) {
         TANDEM_ASSIGN_OR_RETURN(npu::oplib::PreparedMatmul g,
                                 load_compiled(*e, rows, size_t(spec.out) * s.weight->row_bytes(), s.weight->type));
         *cost = g.prepare_seconds;
@@ -86,9 +107,7 @@ Result<NpuDevice::Graph> NpuDevice::build(const GraphSpec& s, double* cost, bool
   }
   ElementwiseGraph g;
   g.op = elt_op_of(s.kind);
-  const compile_cache::ProgramEntry* compiled =
-      cache_ ? cache_->find_elementwise(std::string(npu::oplib::elt_op_name(g.op)), uint32_t(s.m), uint32_t(s.cols), s.eps)
-             : nullptr;
+  const compile_cache::ProgramEntry* compiled = cache_ ? cached_program(*cache_, s) : nullptr;
   if (compiled) {
     TANDEM_ASSIGN_OR_RETURN(g.program, cache_->load(*compiled));  // refuses a program whose SHA-256 changed
     TANDEM_RETURN_IF_ERROR(npu::verify(g.program, target_));
@@ -145,8 +164,7 @@ Result<NpuDevice::Graph> NpuDevice::build_norm_linear(const GraphSpec& s, double
       return Unsupported("npu: norm_linear graph " + s.key() + ": its projections need one NPU weight format and the gain's width");
     outs.push_back(uint32_t(w->rows));
   }
-  const std::string format(dtype_name(packed_format(s.proj[0]->type)));
-  const compile_cache::ProgramEntry* e = cache_->find_norm_linear(uint32_t(s.m), in, outs, format, s.eps);
+  const compile_cache::ProgramEntry* e = cached_program(*cache_, s);
   if (!e) return Unsupported("npu: " + s.key() + ": the compile cache has no fused norm_linear program of this shape");
   NormLinearGraph g;
   TANDEM_ASSIGN_OR_RETURN(g.program, cache_->load(*e));  // refuses a program whose SHA-256 changed

@@ -58,6 +58,10 @@ class NpuDevice final : public Device {
   static DType packed_format(DType t);
   // Whether the operator library has a graph for this kind of op at all.
   static bool op_kind_supported(OpKind k);
+  // The cache's program for a graph of this spec -- a matmul by its shape and packed weight format,
+  // a row op by its op, shape and eps, a fused norm + projections by theirs -- or nullptr. What
+  // prepare() binds, and what the simulator times (sim/task_cost.h).
+  static const compile_cache::ProgramEntry* cached_program(const compile_cache::CompileCache& cache, const GraphSpec& s);
 
  private:
   struct ElementwiseGraph {
