@@ -78,7 +78,10 @@ TaskGraph chain(int n) {
 }
 
 TEST(DriverSync, ADeviceOnEveryHostCoreIsWaitedOnBlocking) {
-  TimedDevice gpu(true, 200'000);
+  // 20 ms kernels: the worker may look at a kernel (starting its clock) and only wait for it a
+  // scheduling delay later; under a loaded sanitizer run that delay passed 0.2 ms once, and the
+  // kernel was found done instead of waited for.
+  TimedDevice gpu(true, 20'000'000);
   RealDriver driver({{"gpu", &gpu}}, SyncMode::kFast);
   ASSERT_TRUE(driver.run(chain(12)).ok());
   EXPECT_EQ(driver.stats().fast_waits, 0u);
