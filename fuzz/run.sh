@@ -2,7 +2,7 @@
 # Fuzzes tandem's readers of untrusted files: builds the `fuzz` preset (clang, libFuzzer + ASan +
 # UBSan), copies each target's seed corpus to a scratch directory (the committed corpora stay as
 # they are), and runs the GGUF reader for SECONDS and the compile cache's readers (manifest.json,
-# binary Program files) for half as long. Exits non-zero when a fuzzer finds a crash; the crashing
+# binary Program files) for half as long, side by side. Exits non-zero when a fuzzer finds a crash; the crashing
 # input is kept in build/fuzz/artifacts/.
 #
 # Usage: fuzz/run.sh SECONDS
@@ -24,9 +24,14 @@ fi
 
 artifacts="$root/build/fuzz/artifacts"
 mkdir -p "$artifacts"
-for t in "${targets[@]}"; do
-  read -r binary seeds time <<<"$t"
-  corpus="$(mktemp -d)"
+# The targets run side by side (each fuzzer is one process on one core): the whole run takes as
+# long as the longest target, not their sum. Each target's output is printed when it ends.
+logs="$(mktemp -d)"
+pids=()
+for i in "${!targets[@]}"; do
+  read -r binary seeds time <<<"${targets[$i]}"
+  corpus="$logs/corpus$i"
+  mkdir -p "$corpus"
   cp fuzz/corpus/"$seeds"/* "$corpus/"
   echo "== $(basename "$binary") for ${time}s"
   # -max_len: the seeds are < 8 KB; room to grow without wasting time on huge inputs.
@@ -37,6 +42,15 @@ for t in "${targets[@]}"; do
     -rss_limit_mb=1024 \
     -timeout=10 \
     -print_final_stats=1 \
-    -artifact_prefix="$artifacts/"
-  rm -rf "$corpus"
+    -artifact_prefix="$artifacts/" >"$logs/log$i" 2>&1 &
+  pids+=($!)
 done
+status=0
+for i in "${!pids[@]}"; do
+  if ! wait "${pids[$i]}"; then status=1; fi
+  read -r binary _ <<<"${targets[$i]}"
+  echo "== ${binary##*/} output"
+  cat "$logs/log$i"
+done
+rm -rf "$logs"
+exit "$status"

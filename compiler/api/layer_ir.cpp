@@ -1,5 +1,7 @@
 #include "compiler/api/layer_ir.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <map>
 #include <memory>
@@ -168,7 +170,9 @@ OwningOpRef<ModuleOp> build_decoder_layer(MLIRContext& ctx, const ModelConfig& c
   ModelConfig c = config;
   c.n_layers = 1;
   std::shared_ptr<Model> model = Model::shape_only(c, *type);
-  const int context = c.context_length > 0 ? c.context_length : 4096;
+  // The KV capacity a run uses by default (runtime ForwardShape: the model's context, at most
+  // 4096), so the compiled appends bind a default run's npu-owned pages.
+  const int context = c.context_length > 0 ? std::min(c.context_length, 4096) : 4096;
   MemoryPool pool;
   graph::BufferPlan plan(pool, c, rows, context);
   pool.allocate_address_space_only();

@@ -333,6 +333,7 @@ Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const Mod
     co.target_path = o.target_path;
     co.power_cap_w = v.level.cap_w;
     co.fuse = o.fuse_clusters;
+    co.kv_layout = o.kv_layout;
     auto compiled = compile_layer(model, int(v.rows), v.phase, v.precision, co);
     if (!compiled.ok())
       return Status(compiled.status().code(), v.phase + " " + std::to_string(v.rows) + " rows, " + v.level.name + ", " +

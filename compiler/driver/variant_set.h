@@ -44,6 +44,10 @@ struct VariantSetOptions {
   // norm_linear) instead of one program per op. The runtime launches it where the NPU runs all
   // the cluster's projections whole (Partitioner::lower_forward) and the ops one by one elsewhere.
   bool fuse_clusters = false;
+  // The KV cache layout of the appends: auto (each phase's on the cost model), token_major or
+  // head_major. A KV the npu owns has one layout for both phases (the decode append's, see
+  // CompileCache::kv_pages_for), so one layout makes every append of a run bind.
+  std::string kv_layout = "auto";
   // Worker threads for the checks and timed runs (0: one per hardware thread). The MLIR
   // pipeline runs on the calling thread, a variant ahead of them.
   unsigned jobs = 0;

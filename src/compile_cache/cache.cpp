@@ -133,6 +133,32 @@ const ProgramEntry* CompileCache::find_elementwise(const std::string& op, uint32
   return nullptr;
 }
 
+namespace {
+
+bool same_kv(const KvEntry& e, uint32_t capacity, uint32_t heads, uint32_t head_dim) {
+  return e.capacity == capacity && e.heads == heads && e.head_dim == head_dim;
+}
+
+}  // namespace
+
+const ProgramEntry* CompileCache::find_kv_append(uint32_t rows, const KvGeometry& g) const {
+  for (const ProgramEntry& p : manifest_.programs)
+    if (selected(p) && p.kind == "kv_append" && p.rows == rows && same_kv(p.kv, g.capacity, g.heads, g.head_dim) &&
+        kv_layout_from_name(p.kv.layout) == g.layout)
+      return &p;
+  return nullptr;
+}
+
+std::optional<KvGeometry> CompileCache::kv_pages_for(uint32_t capacity, uint32_t heads, uint32_t head_dim) const {
+  const ProgramEntry* chosen = nullptr;
+  for (const ProgramEntry& p : manifest_.programs)
+    if (selected(p) && p.kind == "kv_append" && same_kv(p.kv, capacity, heads, head_dim) && kv_layout_from_name(p.kv.layout) &&
+        (!chosen || (p.kv.phase == "decode" && chosen->kv.phase != "decode")))
+      chosen = &p;
+  if (!chosen) return std::nullopt;
+  return KvGeometry{capacity, heads, head_dim, chosen->kv.page_tokens, *kv_layout_from_name(chosen->kv.layout)};
+}
+
 const ProgramEntry* CompileCache::find_norm_linear(uint32_t rows, uint32_t in, const std::vector<uint32_t>& outs,
                                                    const std::string& source_quant, float eps) const {
   for (const ProgramEntry& p : manifest_.programs)

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compile_cache/manifest.h"
+#include "core/kv_layout.h"
 #include "core/status.h"
 #include "npu/program.h"
 #include "npu/target_model.h"
@@ -68,6 +69,12 @@ class CompileCache {
   // projections' out dims in order, their weights' storage format, epsilon as fp32; or nullptr.
   const ProgramEntry* find_norm_linear(uint32_t rows, uint32_t in, const std::vector<uint32_t>& outs,
                                        const std::string& source_quant, float eps) const;
+  // The KV append of `rows` tokens into a cache of g's capacity, heads, head_dim and layout (any
+  // page size: pages shape the program's transfers, not the addressing), or nullptr.
+  const ProgramEntry* find_kv_append(uint32_t rows, const KvGeometry& g) const;
+  // The pages an npu-owned KV of this shape uses: the layout (and page size) of the cache's decode
+  // append, else of any append of this shape; nullopt when the cache holds none.
+  std::optional<KvGeometry> kv_pages_for(uint32_t capacity, uint32_t heads, uint32_t head_dim) const;
   // Loads a program, refusing it when the file's SHA-256 differs from the manifest's.
   Result<npu::Program> load(const ProgramEntry& e) const;
 

@@ -52,6 +52,7 @@ GraphSpec GraphSpec::of(const OpCall& c) {
     s.n_proj = std::clamp(c.n_proj, 0, OpCall::kMaxProjections);
     for (int i = 0; i < s.n_proj; ++i) s.proj[size_t(i)] = c.proj[size_t(i)].weight;
   }
+  if (c.kind == OpKind::kKvStore) s.kv = c.kv_pages;
   return s;
 }
 
@@ -65,6 +66,10 @@ std::string GraphSpec::key() const {
     std::snprintf(e, sizeof e, "@eps%.9g", double(eps));
     k += e;
   }
+  if (kind == OpKind::kKvStore)
+    k += "@kv:" + (kv.capacity ? std::string(kv_layout_name(kv.layout)) + ":" + std::to_string(kv.capacity) + "x" +
+                                     std::to_string(kv.heads) + "x" + std::to_string(kv.head_dim)
+                               : std::string("host"));
   return k;
 }
 
@@ -72,6 +77,21 @@ namespace {
 
 Status need(bool ok, const OpCall& c, const std::string& what) {
   return ok ? Status::Ok() : InvalidArgument(c.describe() + ": " + what);
+}
+
+// The caches a kv_store or attention reads: the host layout's, or pages of the call's own width
+// and context (and, for attention, of its heads).
+Status check_kv(const OpCall& c, int64_t kv_dim) {
+  if (!c.paged_kv()) return need(c.k_cache && c.v_cache, c, "needs k_cache and v_cache");
+  const KvGeometry& g = c.kv_pages;
+  TANDEM_RETURN_IF_ERROR(need(c.k_pages && c.v_pages, c, "needs k_pages and v_pages"));
+  TANDEM_RETURN_IF_ERROR(need(int64_t(g.width()) == kv_dim && int64_t(g.capacity) == c.context, c,
+                              "KV pages of " + std::to_string(g.capacity) + " x " + std::to_string(g.width()) +
+                                  " do not match context " + std::to_string(c.context) + " x kv width " + std::to_string(kv_dim)));
+  if (c.kind == OpKind::kAttention)
+    return need(int64_t(g.heads) == c.n_kv_heads && int64_t(g.head_dim) == c.head_dim, c,
+                "KV pages of " + std::to_string(g.heads) + " heads x " + std::to_string(g.head_dim) + " do not match the attention's");
+  return Status::Ok();
 }
 
 Status check_act(const OpCall& c, const Act& a, const char* name, int64_t rows, int64_t cols) {
@@ -114,13 +134,15 @@ Status validate_call(const OpCall& c) {
                                       int64_t(c.n_heads) * c.head_dim == c.out.cols, c, "heads x head_dim must equal the row width"));
       return check_act(c, c.out, "out", n, c.out.cols);
     case OpKind::kKvStore:
-      TANDEM_RETURN_IF_ERROR(need(c.k_cache && c.v_cache && c.n_past >= 0 && c.n_past + n <= c.context, c,
+      TANDEM_RETURN_IF_ERROR(check_kv(c, int64_t(c.a.cols)));
+      TANDEM_RETURN_IF_ERROR(need(c.n_past >= 0 && c.n_past + n <= c.context, c,
                                   "positions " + std::to_string(c.n_past) + "+" + std::to_string(n) + " exceed the cache"));
       TANDEM_RETURN_IF_ERROR(check_act(c, c.a, "k", n, c.a.cols));
       return check_act(c, c.b, "v", n, c.a.cols);
     case OpKind::kAttention:
-      TANDEM_RETURN_IF_ERROR(need(c.k_cache && c.v_cache && c.n_heads > 0 && c.n_kv_heads > 0 &&
-                                      c.n_heads % c.n_kv_heads == 0 && c.n_past + n <= c.context, c, "bad head counts or positions"));
+      TANDEM_RETURN_IF_ERROR(need(c.n_heads > 0 && c.n_kv_heads > 0 && c.n_heads % c.n_kv_heads == 0 &&
+                                      c.n_past >= 0 && c.n_past + n <= c.context, c, "bad head counts or positions"));
+      TANDEM_RETURN_IF_ERROR(check_kv(c, int64_t(c.n_kv_heads) * c.head_dim));
       TANDEM_RETURN_IF_ERROR(need(c.window >= 0 && c.softcap >= 0 && std::isfinite(c.scale) && c.scale >= 0, c,
                                   "window, softcap and scale must be >= 0"));
       TANDEM_RETURN_IF_ERROR(check_act(c, c.a, "q", n, int64_t(c.n_heads) * c.head_dim));

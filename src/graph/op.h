@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/kv_layout.h"
 #include "core/status.h"
 #include "model/model.h"
 
@@ -38,8 +39,8 @@ struct Act {
 //              device writes only its columns, so merging a split costs nothing)
 //   add_bias   weight (bias)                                -> out (in place)
 //   rope       cos/sin [out.rows x head_dim/2], n_heads, head_dim, half_split -> out (in place)
-//   kv_store   a (k), b (v), kv_dim = a.cols, n_past, context -> k_cache, v_cache
-//   attention  a (q), k_cache, v_cache, n_heads, n_kv_heads, head_dim, n_past, context,
+//   kv_store   a (k), b (v), kv_dim = a.cols, n_past, context -> k_cache, v_cache (or k_pages, v_pages)
+//   attention  a (q), k_cache, v_cache (or k_pages, v_pages), n_heads, n_kv_heads, head_dim, n_past, context,
 //              scale (score = q.k * scale; 0: 1/sqrt(head_dim)), softcap (score -> c*tanh(score/c); 0: none),
 //              window (query at position p sees keys p-window+1..p; 0: all before it) -> out
 //   swiglu     a (up)                                       -> out (gate = silu(gate) * up, in place)
@@ -66,6 +67,12 @@ struct OpCall {
   bool half_split = false;
   float* k_cache = nullptr;  // keys [context x kv_dim]
   float* v_cache = nullptr;  // values transposed [kv_dim x context]
+  // kv_store / attention where an npu owns the layer's KV: fp16 pages in the compiled layout
+  // (core/kv_layout.h) instead of k_cache / v_cache. capacity 0: the host layout above.
+  KvGeometry kv_pages{0, 1, 0, 0, KvLayout::kTokenMajor};
+  uint16_t* k_pages = nullptr;
+  uint16_t* v_pages = nullptr;
+  bool paged_kv() const { return kv_pages.capacity > 0; }
   // norm_linear: the projections (whole weights) and where each writes.
   struct Projection {
     const Weight* weight = nullptr;
@@ -97,6 +104,7 @@ struct GraphSpec {
   float eps = 0;     // rmsnorm, norm_linear
   std::array<const Weight*, OpCall::kMaxProjections> proj{};  // norm_linear: the projections' weights
   int n_proj = 0;
+  KvGeometry kv{0, 1, 0, 0, KvLayout::kTokenMajor};  // kv_store into pages: the cache's layout
   static GraphSpec of(const OpCall& call);
   std::string key() const;  // identifies the graph in the device's cache
 };

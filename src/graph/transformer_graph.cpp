@@ -7,8 +7,9 @@
 namespace tandem::graph {
 
 
-BufferPlan::BufferPlan(MemoryPool& pool, const ModelConfig& c, int max_batch, int context, int slot_rows)
-    : max_batch_(max_batch), context_(context), slot_rows_(std::max(slot_rows, max_batch)) {
+BufferPlan::BufferPlan(MemoryPool& pool, const ModelConfig& c, int max_batch, int context, int slot_rows,
+                       KvGeometry kv_pages)
+    : max_batch_(max_batch), context_(context), slot_rows_(std::max(slot_rows, max_batch)), kv_pages_(kv_pages) {
   const size_t B = size_t(slot_rows_), T = size_t(context), F = sizeof(float);
   const size_t dim = size_t(c.dim), qd = size_t(c.q_dim()), kv = size_t(c.kv_dim()), ffn = size_t(c.ffn_dim),
                half = size_t(c.head_dim / 2);
@@ -32,6 +33,12 @@ BufferPlan::BufferPlan(MemoryPool& pool, const ModelConfig& c, int max_batch, in
   normed_ = pool.reserve("final normed rows [B x dim]", B * dim * F);
   ids_ = pool.reserve("token ids [B]", B * sizeof(int32_t), L);
   for (int l = 0; l < c.n_layers; ++l) {
+    if (kv_pages_.capacity > 0) {
+      const std::string how = std::string(" (fp16 ") + std::string(kv_layout_name(kv_pages_.layout)) + " pages)";
+      k_cache_.push_back(pool.reserve("k cache layer " + std::to_string(l) + how, size_t(kv_pages_.bytes())));
+      v_cache_.push_back(pool.reserve("v cache layer " + std::to_string(l) + how, size_t(kv_pages_.bytes())));
+      continue;
+    }
     k_cache_.push_back(pool.reserve("k cache layer " + std::to_string(l), T * kv * F));
     v_cache_.push_back(pool.reserve("v cache layer " + std::to_string(l), kv * T * F));
   }
@@ -49,8 +56,16 @@ Buffers BufferPlan::bind(const MemoryPool& p) const {
   b.cos_local = local_rope_ ? p.get_as<float>(cos_local_) : b.cos;
   b.sin_local = local_rope_ ? p.get_as<float>(sin_local_) : b.sin;
   b.ids = p.get_as<int32_t>(ids_);
-  for (size_t h : k_cache_) b.k_cache.push_back(p.get_as<float>(h));
-  for (size_t h : v_cache_) b.v_cache.push_back(p.get_as<float>(h));
+  b.kv_pages = kv_pages_;
+  for (size_t i = 0; i < k_cache_.size(); ++i) {
+    if (kv_pages_.capacity > 0) {
+      b.k_pages.push_back(p.get_as<uint16_t>(k_cache_[i]));
+      b.v_pages.push_back(p.get_as<uint16_t>(v_cache_[i]));
+    } else {
+      b.k_cache.push_back(p.get_as<float>(k_cache_[i]));
+      b.v_cache.push_back(p.get_as<float>(v_cache_[i]));
+    }
+  }
   return b;
 }
 
@@ -98,6 +113,18 @@ OpCall slot_op(const Buffers& b, OpCall c) {
   c.a.capacity = b.slot_rows;
   c.out.capacity = b.slot_rows;
   return c;
+}
+
+// Layer l's KV cache, in whichever layout the buffers hold it.
+void set_kv(const Buffers& b, int l, OpCall& c) {
+  if (b.kv_pages.capacity > 0) {
+    c.kv_pages = b.kv_pages;
+    c.k_pages = b.k_pages[size_t(l)];
+    c.v_pages = b.v_pages[size_t(l)];
+  } else {
+    c.k_cache = b.k_cache[size_t(l)];
+    c.v_cache = b.v_cache[size_t(l)];
+  }
 }
 
 }  // namespace
@@ -153,14 +180,14 @@ std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, i
     }
     OpCall store = elementwise(OpKind::kKvStore, rows(b.k, n, kv), rows(b.k, n, kv));
     store.b = rows(b.v, n, kv);
-    store.k_cache = b.k_cache[size_t(l)];
-    store.v_cache = b.v_cache[size_t(l)];
+    set_kv(b, l, store);
     store.n_past = n_past;
     store.context = b.context;
+    // k and v are activation slots: an npu append may pad its rows up inside them.
+    store.a.capacity = store.b.capacity = store.out.capacity = b.slot_rows;
     ops.push_back(store);
     OpCall att = elementwise(OpKind::kAttention, rows(b.att, n, qd), rows(b.q, n, qd));
-    att.k_cache = b.k_cache[size_t(l)];
-    att.v_cache = b.v_cache[size_t(l)];
+    set_kv(b, l, att);
     att.n_heads = c.n_heads;
     att.n_kv_heads = c.n_kv_heads;
     att.head_dim = c.head_dim;

@@ -26,13 +26,18 @@ struct Buffers {
   float *cos_local = nullptr, *sin_local = nullptr;
   int32_t* ids = nullptr;
   std::vector<float*> k_cache, v_cache;  // per layer: [context x kv_dim], [kv_dim x context]
+  // Or, where an npu owns the KV, fp16 pages in the compiled layout (capacity 0: the above).
+  KvGeometry kv_pages{0, 1, 0, 0, KvLayout::kTokenMajor};
+  std::vector<uint16_t*> k_pages, v_pages;  // per layer, kv_pages.bytes() each
 };
 
 // Reserves the regions in `pool` (call before pool.allocate()); bind() fills the pointers after.
 class BufferPlan {
  public:
-  // slot_rows 0: max_batch.
-  BufferPlan(MemoryPool& pool, const ModelConfig& cfg, int max_batch, int context, int slot_rows = 0);
+  // slot_rows 0: max_batch. kv_pages (capacity > 0): the KV cache as fp16 pages of that layout
+  // (its capacity the context, its width the model's kv_dim) instead of the host's fp32 caches.
+  BufferPlan(MemoryPool& pool, const ModelConfig& cfg, int max_batch, int context, int slot_rows = 0,
+             KvGeometry kv_pages = {0, 1, 0, 0, KvLayout::kTokenMajor});
   Buffers bind(const MemoryPool& pool) const;
 
  private:
@@ -40,6 +45,7 @@ class BufferPlan {
   bool local_rope_ = false;
   size_t x_, xb_, q_, k_, v_, att_, gate_, up_, cos_, sin_, cos_local_ = 0, sin_local_ = 0, normed_, ids_;
   std::vector<size_t> k_cache_, v_cache_;
+  KvGeometry kv_pages_;
 };
 
 // Host-side preparation of a chunk: token ids into b.ids, rope angles for positions

@@ -3,12 +3,52 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "devices/fault_injection.h"
+#include "compile_cache/cache.h"
 #include "devices/registry.h"
 #include "runtime/device_roles.h"
 
 namespace tandem {
+
+namespace {
+
+struct KvChoice {
+  KvGeometry pages{0, 1, 0, 0, KvLayout::kTokenMajor};  // capacity 0: the host's fp32 caches
+  std::string why;                                       // for -v; "" without a compile cache
+};
+
+// Where the KV lives. With a compile cache holding appends of this cache's shape, the npu owns
+// it: fp16 pages in the layout of the compiler's decode append (EdgeLLM-MLIR's state/layout
+// level), written by those programs. Attention then reads the pages where it runs, which only
+// the cpu does; with another device in the GPU's role the KV stays in the host layout.
+KvChoice choose_kv(const HeteroOptions& o, const ModelConfig& c, int context,
+                   const std::map<std::string, std::unique_ptr<devices::Device>>& opened) {
+  KvChoice kv;
+  if (!o.npu_cache || o.partition.npu.empty()) return kv;
+  const std::string shape = std::to_string(context) + " tokens x " + std::to_string(c.n_kv_heads) + " heads x " +
+                            std::to_string(c.head_dim);
+  const std::optional<KvGeometry> g =
+      o.npu_cache->kv_pages_for(uint32_t(context), uint32_t(c.n_kv_heads), uint32_t(c.head_dim));
+  if (!g) {
+    kv.why = "host fp32 layout: the compile cache holds no KV append for a cache of " + shape +
+             " (tandem compile with this context)";
+    return kv;
+  }
+  const auto gpu = opened.find(o.partition.gpu);
+  if (gpu == opened.end() || gpu->second->caps().kind != devices::DeviceKind::kCpu) {
+    kv.why = "host fp32 layout: attention runs on " + o.partition.gpu +
+             ", which reads the host layout (the npu owns the KV beside the cpu: --devices npu or cpu,npu)";
+    return kv;
+  }
+  kv.pages = *g;
+  kv.why = "npu-owned fp16 pages, " + std::string(kv_layout_name(g->layout)) + " (" + std::to_string(g->page_tokens) +
+           "-token pages) as the compiler laid them out, " + shape + "; attention on " + o.partition.gpu + " reads them";
+  return kv;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<const Model> model, HeteroOptions o) {
   if (!model) return InvalidArgument("forward: no model");
@@ -27,9 +67,6 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   if (!fault_text.empty()) {
     TANDEM_ASSIGN_OR_RETURN(faults, devices::parse_fault_plan(fault_text, fault_source));
   }
-  // Slots hold the chunk padded up to the next standard length, so padding happens in place.
-  graph::BufferPlan plan(h->memory_, c, shape.max_batch, shape.context,
-                         slot_rows_for(shape.max_batch, o.partition.standard_lengths));
   // Staging for padded NPU runs: the largest standard length by the widest row.
   const int64_t pad_rows = o.partition.standard_lengths.empty()
                                ? 1 : *std::max_element(o.partition.standard_lengths.begin(), o.partition.standard_lengths.end());
@@ -61,6 +98,11 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   for (const auto& [name, d] : opened) kinds.emplace_back(name, d->caps().kind);
   TANDEM_ASSIGN_OR_RETURN(DeviceRoles roles, assign_roles(kinds, "--devices"));
   roles.apply_to(o.partition);
+  // Slots hold the chunk padded up to the next standard length, so padding happens in place.
+  const KvChoice kv = choose_kv(o, c, shape.context, opened);
+  h->kv_note_ = kv.why;
+  graph::BufferPlan plan(h->memory_, c, shape.max_batch, shape.context,
+                         slot_rows_for(shape.max_batch, o.partition.standard_lengths), kv.pages);
   if (o.choose_plan && !o.partition.npu.empty()) {
     std::map<std::string, devices::Device*> set;
     for (const auto& [name, d] : opened) set[name] = d.get();
@@ -139,6 +181,8 @@ ExecutionReport HeteroForward::execution_report() const {
   r.placed_elsewhere = partitioner_->placed_elsewhere();
   r.npu_row_ops = partitioner_->npu_row_ops();
   r.npu_fused = partitioner_->npu_fused();
+  r.kv = kv_note_;
+  r.npu_kv_appends = partitioner_->npu_kv_appends();
   r.first_placement = partitioner_->first_placement();
   r.device_note = device_note_;
   r.plan = plan_.summary + (plan_.taken ? plan_.taken() : std::string());

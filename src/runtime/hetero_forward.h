@@ -75,6 +75,7 @@ class HeteroForward final : public DecoderForward {
   HeteroOptions options_;
   std::vector<std::string> flag_devices_;  // devices raising a completion flag in the pool
   HeteroOptions::PlanChoice plan_;         // what choose_plan gave, if it was called
+  std::string kv_note_;                    // where the KV lives and why (ExecutionReport::kv)
   std::string device_note_;                // how the set was completed (a static-shape device alone), or ""
   devices::Device* npu_ = nullptr;  // the device in the NPU's role (under any fault injector); null when none
 };

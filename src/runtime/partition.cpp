@@ -265,6 +265,10 @@ OpCall rows_of(const OpCall& op, int64_t p0, int64_t L) {
   c.a = sub(op.a);
   c.out = sub(op.out);
   for (int i = 0; i < op.n_proj && i < OpCall::kMaxProjections; ++i) c.proj[size_t(i)].out = sub(op.proj[size_t(i)].out);
+  if (op.kind == OpKind::kKvStore) {  // the values beside the keys; the piece appends at its own position
+    c.b = sub(op.b);
+    c.n_past = op.n_past + int(p0);
+  }
   return c;
 }
 
@@ -286,6 +290,9 @@ std::optional<std::vector<int>> Partitioner::npu_pieces(const OpCall& op, const 
     const int64_t L = is_standard(piece) ? piece : smallest_standard_at_least(piece);
     bool room = L > 0 && p0 + L <= op.out.capacity_rows() && p0 + L <= op.a.capacity_rows();
     for (int i = 0; i < op.n_proj && room; ++i) room = p0 + L <= op.proj[size_t(i)].out.capacity_rows();
+    // A KV append's padding rows land in positions past the chunk (the next append overwrites
+    // them before any attention reads them), so they must exist in the cache.
+    if (op.kind == OpKind::kKvStore) room = room && p0 + L <= op.b.capacity_rows() && op.n_past + p0 + L <= op.context;
     if (!room) return std::nullopt;
     pieces.push_back(rows_of(op, p0, L));
     valid.push_back(piece);
@@ -316,6 +323,16 @@ std::optional<std::vector<int>> Partitioner::npu_row_op(const OpCall& op, const 
   const std::string fallback = op.kind == OpKind::kRmsNorm && op.out.data != op.a.data ? opt_.gpu : "";
   std::optional<std::vector<int>> done = npu_pieces(op, fallback, after, g, label + " (row op beside the npu's matmuls)");
   if (done) ++npu_row_ops_;
+  return done;
+}
+
+std::optional<std::vector<int>> Partitioner::npu_kv_store(const OpCall& op, const std::vector<int>& after, TaskGraph& g,
+                                                          const std::string& label) {
+  // The append writes the same bytes again when rerun: the GPU's role (which reads the pages for
+  // attention) takes a failed piece.
+  const std::string fallback = supports_ && supports_(opt_.gpu, op) ? opt_.gpu : "";
+  std::optional<std::vector<int>> done = npu_pieces(op, fallback, after, g, label + " (into the KV pages the npu owns)");
+  if (done) ++npu_kv_appends_;
   return done;
 }
 
@@ -377,6 +394,9 @@ std::vector<int> Partitioner::lower_forward(const std::vector<OpCall>& ops, cons
 
 std::vector<int> Partitioner::lower(const OpCall& op, bool splittable, const std::vector<int>& after, TaskGraph& g,
                                     const std::string& label, const OpCall* consumer) {
+  if (op.kind == OpKind::kKvStore && op.paged_kv() && !opt_.npu.empty()) {
+    if (std::optional<std::vector<int>> done = npu_kv_store(op, after, g, label)) return *done;
+  }
   const bool row_op = op.kind == OpKind::kRmsNorm || op.kind == OpKind::kSwiglu || op.kind == OpKind::kAdd;
   if (opt_.npu_row_ops && row_op && !opt_.npu.empty() && consumer && consumer->kind == OpKind::kMatmul &&
       consumer->out.rows == op.out.rows && npu_runs_whole(*consumer)) {

@@ -101,6 +101,7 @@ class Partitioner {
   uint64_t decided() const { return decided_; }  // splittable matmuls the decider chose for
   uint64_t npu_row_ops() const { return npu_row_ops_; }  // row ops placed on the NPU (npu_row_ops), whole ops
   uint64_t npu_fused() const { return npu_fused_; }       // fused norm + projections launched on the NPU
+  uint64_t npu_kv_appends() const { return npu_kv_appends_; }  // KV stores into npu-owned pages run on the NPU
   // Ops (or parts) placed past their role's device because it does not support them, and the
   // first such placement in words; error() names an op no device of the set supports (the tasks
   // lowered for it are not to be run).
@@ -136,6 +137,10 @@ class Partitioner {
   // An rmsnorm and the projections reading it as one norm_linear on the NPU, or nothing.
   std::optional<std::vector<int>> npu_fused_norm(const graph::OpCall& norm, const std::vector<const graph::OpCall*>& projections,
                                                  const std::vector<int>& after, TaskGraph& g, const std::string& label);
+  // A KV store into the pages an npu owns (graph::OpCall::kv_pages) as the compiler's appends
+  // (npu_pieces), or nothing when no program fits: the GPU's role writes the same pages then.
+  std::optional<std::vector<int>> npu_kv_store(const graph::OpCall& op, const std::vector<int>& after, TaskGraph& g,
+                                               const std::string& label);
   // A row op on the NPU (npu_pieces), or nothing when it cannot go there.
   std::optional<std::vector<int>> npu_row_op(const graph::OpCall& op, const std::vector<int>& after, TaskGraph& g,
                                 const std::string& label);
@@ -151,6 +156,7 @@ class Partitioner {
   uint64_t decided_ = 0;
   uint64_t npu_row_ops_ = 0;
   uint64_t npu_fused_ = 0;
+  uint64_t npu_kv_appends_ = 0;
   uint64_t placed_elsewhere_ = 0;
   std::string first_placement_, error_;
 };

@@ -93,7 +93,7 @@ done
 check "--devices npu tokens equal cpu" [ "$("$TANDEM" run -m "$M" --prompt-ids "1 2 3" -n 8 --temp 0 --ids --devices npu 2>/dev/null)" == "$ids1" ]
 check "--devices npu says the cpu joined" bash -c "\"$TANDEM\" run -m \"$M\" --prompt-ids '1 2' -n 1 --devices npu -v 2>&1 | grep -q 'npu runs static graphs only: the cpu joined as the host'"
 check "unknown device named" one_line_error "'tpu'" "$TANDEM" run -m "$M" --prompt-ids "1 2" -n 1 --devices cpu,tpu
-check "fault plan needs the npu" one_line_error "needs an npu and another device" "$TANDEM" run -m "$M" -p hi --npu-fault run
+check "fault plan needs the npu" one_line_error "needs an npu in --devices" "$TANDEM" run -m "$M" -p hi --npu-fault run
 
 # simulate: a prediction on a modeled SoC, with the JSON fields tools read.
 sj=$("$TANDEM" simulate --soc sd8gen3 --model-preset internlm2-1.8b --prompt 64 --gen 2 --json)
@@ -116,7 +116,7 @@ check "profile writes a cost DB" "$TANDEM" profile --soc sd8gen3 -m "$M" --stand
 check "plan from the cost DB" bash -c "\"$TANDEM\" plan --costdb \"$WORK/costdb.json\" -m \"$M\" --max-len 80 -o \"$WORK/plan.json\" | grep -q attn_q"
 check "plan json written" grep -q '"format": "tandem-plan-1"' "$WORK/plan.json"
 check "simulate --plan" bash -c "\"$TANDEM\" simulate --soc sd8gen3 -m \"$M\" --prompt 40 --gen 2 --plan \"$WORK/plan.json\" --json | grep -q '\"strategy\":\"plan '"
-check "run --plan needs opencl,npu" one_line_error "needs an npu and another device" "$TANDEM" run -m "$M" -p hi --plan "$WORK/plan.json"
+check "run --plan needs opencl,npu" one_line_error "needs an npu in --devices" "$TANDEM" run -m "$M" -p hi --plan "$WORK/plan.json"
 check "bad plan file" one_line_error "costdb.json: field 'format'" "$TANDEM" simulate --soc sd8gen3 -m "$M" --plan "$WORK/costdb.json"
 check "plan bad op" one_line_error "'4096by4096'" "$TANDEM" plan --soc sd8gen3 --op 4096by4096 --seq 4
 check "simulate unknown soc" one_line_error "sd8gen3" "$TANDEM" simulate --soc sd9000 --model-preset llama3-8b
@@ -179,9 +179,15 @@ sys.exit(0 if a==b and len(a[0])>0 and all(r>=0 for _,_,r in a[0]) else 1)"
   check "compile bad jobs" one_line_error "--jobs" "$TANDEM" compile --model-preset test-small --buckets 8 -j 300 -o "$WORK/c3"
   # --fuse-clusters: each norm and the linears of its cluster reading it as one validated program.
   FC="$WORK/fused"
-  fj=$("$TANDEM" compile -m "$Q" --buckets 4,8 --fuse-clusters --json -o "$FC")
+  fj=$("$TANDEM" compile -m "$Q" --buckets 4,8 --fuse-clusters --kv-layout head_major --json -o "$FC")
   check "compile --fuse-clusters json" python3 -c "import json,sys; j=json.loads(sys.argv[1]); sys.exit(0 if j['fused_programs']>0 and j['programs_compiled']<42 else 1)" "$fj"
   check "fused programs validated" python3 -c "import json,sys; m=json.load(open('$FC/manifest.json')); f=[p for p in m['programs'] if p['kind']=='norm_linear']; sys.exit(0 if f and all(0<=p['max_error_ratio']<=1 and len(p['norm_linear']['outs'])>=2 for p in f) else 1)"
+  # A KV the npu owns (the npu alone: the cpu hosts attention and reads its pages): every append is
+  # the compiler's program, in the one layout compiled for both phases, and the tokens are the cpu's.
+  kv_cpu=$("$TANDEM" run -m "$Q" --prompt-ids "1 2 3 4 5 6 7" -n 6 --ids --temp 0)
+  kv_npu=$("$TANDEM" run -m "$Q" --devices npu --strategy npu-only --prompt-ids "1 2 3 4 5 6 7" -n 6 --ids --temp 0 --npu-cache "$FC" -v 2>"$WORK/kv.err")
+  check "npu-owned KV: tokens equal cpu" [ -n "$kv_cpu" ] && [ "$kv_npu" = "$kv_cpu" ]
+  check "npu-owned KV: every append the compiler's program" grep -Eq '^kv cache +npu-owned fp16 pages, head_major.*; [1-9][0-9]* appends by the npu' "$WORK/kv.err"
   check "compile table" bash -c "\"$TANDEM\" compile --model-preset test-small --buckets 16 --no-validate -o '$WORK/cache2' | grep -Eq '^\\| prefill \\|    16 \\|.*\\|  +- \\|  +- \\|'"
   # simulate given the cache: the SoC's NPU shapes the cache holds are timed on the compiled programs
   # (the standard lengths are its buckets, so npu-only asks for nothing else); a cache for another
@@ -238,7 +244,7 @@ json.dump(p, open(sys.argv[2],'w'))" "$WORK/soc-plan.json" "$WORK/half.json"
   check "compile bad precision" one_line_error "'q5_k'" "$TANDEM" compile --model-preset test-small --buckets 8 --precisions q5_k -o "$WORK/c3"
   check "compile report" bash -c "\"$TANDEM\" compile --report -o '$WORK/edgellm' | grep -q '^  ours' && test -s '$WORK/edgellm/report.md' && test -s '$WORK/edgellm/fusion_latency.svg'"
   check "npu power level needs a cache" one_line_error "needs --npu-cache" "$TANDEM" run -m "$M" --devices opencl,npu --prompt-ids "1" -n 1 --npu-power-level max
-  check "npu cache needs hetero" one_line_error "needs an npu and another device" "$TANDEM" run -m "$M" --prompt-ids "1" --npu-cache "$CC"
+  check "npu cache needs hetero" one_line_error "needs an npu in --devices" "$TANDEM" run -m "$M" --prompt-ids "1" --npu-cache "$CC"
 fi
 
 # errors: non-zero exit, one line, naming the problem.

@@ -10,7 +10,9 @@
 #include "compile_cache/cache.h"
 #include "devices/npu/npu_device.h"
 #include "devices/registry.h"
+#include "devices/cpu/ops.h"
 #include "npu/oplib/elementwise.h"
+#include "npu/oplib/kv_cache.h"
 #include "npu/executor.h"
 #include "npu/oplib/matmul.h"
 #include "npu/oplib/norm_linear.h"
@@ -280,6 +282,100 @@ TEST(NpuDeviceCache, FusedNormProjectionsRunAsOneProgram) {
     // Each layer's two clusters at 1, 4 and 8 rows (a graph binds its layer's weights), from the cache.
     EXPECT_EQ(r.npu_graphs_compiled, fuse ? uint64_t(2 * model->config().n_layers * 3) : 0u);
   }
+}
+
+// A cache holding KV appends of `rows` tokens for a KV of g's shape and layout.
+void write_kv_cache(const std::string& dir, const KvGeometry& g, const std::vector<uint32_t>& rows) {
+  const npu::TargetModel t = npu::TargetModel::load_default().value();
+  std::filesystem::remove_all(dir);
+  compile_cache::CacheWriter cw(dir);
+  cw.manifest().key = {"m", compile_cache::target_hash(t), compile_cache::driver_version(), "q4_0"};
+  for (uint32_t r : rows) {
+    compile_cache::ProgramEntry e;
+    e.kind = "kv_append";
+    e.rows = r;
+    e.kv = {g.capacity, g.heads, g.head_dim, g.page_tokens, std::string(kv_layout_name(g.layout)), r == 1 ? "decode" : "prefill"};
+    ASSERT_TRUE(cw.add_program(npu::oplib::kv_append_program(g, r), e).ok());
+  }
+  ASSERT_TRUE(cw.finish().ok());
+}
+
+TEST(NpuDeviceCache, KvAppendWritesThePagesTheCpuWould) {
+  auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q4_0));
+  std::mt19937 rng(9);
+  std::normal_distribution<float> nd;
+  for (KvLayout layout : {KvLayout::kTokenMajor, KvLayout::kHeadMajor}) {
+    const KvGeometry g{32, 2, 16, 8, layout};
+    const std::string dir = testing::process_temp_dir() + "/kv_" + std::string(kv_layout_name(layout));
+    write_kv_cache(dir, g, {4});
+    const int64_t n = 4, kv = g.width();
+    const int n_past = 5;
+    std::vector<float> k(size_t(n * kv)), v(size_t(n * kv));
+    for (float& x : k) x = nd(rng);
+    for (float& x : v) x = nd(rng);
+    std::vector<uint16_t> want_k(g.bytes() / 2, 0x7777), want_v = want_k, k_pages = want_k, v_pages = want_k;
+    cpu::kv_store_pages(k.data(), kv, v.data(), kv, n, g, want_k.data(), want_v.data(), n_past);
+
+    auto dev = open_device("npu", model, 1);
+    ASSERT_TRUE(dev.ok());
+    auto* npu = dynamic_cast<NpuDevice*>(dev->get());
+    OpCall call;
+    call.kind = OpKind::kKvStore;
+    call.a = call.out = {k.data(), n, kv, kv};
+    call.b = {v.data(), n, kv, kv};
+    call.n_past = n_past;
+    call.context = int(g.capacity);
+    call.kv_pages = g;
+    call.k_pages = k_pages.data();
+    call.v_pages = v_pages.data();
+    EXPECT_FALSE(npu->prepare(GraphSpec::of(call)).ok()) << "without a cache the npu has no KV append";
+    npu->set_compile_cache(open_cache(dir));
+    ASSERT_TRUE(npu->prepare(GraphSpec::of(call)).ok());
+    EXPECT_EQ(npu->graphs_from_cache(), 1u);
+    auto done = npu->submit(call);
+    ASSERT_TRUE(done.ok());
+    ASSERT_TRUE((*done)->wait().ok());
+    EXPECT_EQ(k_pages, want_k) << kv_layout_name(layout);  // the appended tokens, and nothing else touched
+    EXPECT_EQ(v_pages, want_v) << kv_layout_name(layout);
+  }
+}
+
+TEST(NpuDeviceCache, NpuOwnedKvGivesTheCpuTokens) {
+  auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q4_0));
+  const ModelConfig& c = model->config();
+  const KvGeometry g{64, uint32_t(c.n_kv_heads), uint32_t(c.head_dim), 16, KvLayout::kHeadMajor};
+  const std::string dir = testing::process_temp_dir() + "/kv_owned";
+  write_kv_cache(dir, g, {1, 4, 8});
+  const int n_gen = 4;
+  const std::vector<TokenId> prompt{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};  // appends of 8 and 3 padded to 4
+  auto greedy = [&](DecoderForward& f) {
+    std::vector<float> logits(static_cast<size_t>(c.n_vocab));
+    std::vector<TokenId> out;
+    EXPECT_TRUE(f.eval(prompt, 0, logits.data()).ok());
+    for (int i = 0; i < n_gen; ++i) {
+      out.push_back(argmax(logits));
+      EXPECT_TRUE(f.eval(std::span(&out.back(), 1), int(prompt.size()) + i, logits.data()).ok());
+    }
+    return out;
+  };
+  cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
+  auto cpu_only = make_cpu_forward(model, {2, 64, 16});
+  ASSERT_TRUE(cpu_only.ok());
+  const std::vector<TokenId> want = greedy(**cpu_only);
+  HeteroOptions o;
+  o.devices = {"npu"};  // alone: the cpu joins as host, runs attention, and reads the npu's pages
+  o.partition.strategy = Strategy::kNpuOnly;
+  o.partition.standard_lengths = {4, 8};
+  o.context = 64;
+  o.max_batch = 16;
+  o.npu_cache = open_cache(dir);
+  auto h = HeteroForward::create(model, o);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(greedy(**h), want);
+  const ExecutionReport r = (*h)->execution_report();
+  EXPECT_NE(r.kv.find("npu-owned fp16 pages, head_major"), std::string::npos) << r.kv;
+  EXPECT_EQ(r.npu_kv_appends, uint64_t(c.n_layers * (1 + n_gen)));  // every layer's append, every chunk
+  EXPECT_EQ(r.npu_graphs_compiled, 3u);                              // the appends of 1, 4 and 8 rows
 }
 
 }  // namespace

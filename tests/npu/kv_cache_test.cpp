@@ -22,26 +22,6 @@ KvGeometry geometry(KvLayout layout, uint32_t capacity = 96, uint32_t heads = 3,
   return g;
 }
 
-// The program state-to-tdma + tdma-to-npu emit for an append, assembled here from the same
-// transfers: page by page, load into a staging buffer, wait, store in the layout.
-Program append_program(const KvGeometry& g, uint32_t rows) {
-  Program p;
-  p.name = "kv";
-  p.add_buffer("rows", uint64_t(rows) * g.row_bytes(), false);
-  p.add_buffer("cache", kv_window_bytes(g, rows), true);
-  p.num_events = 2;
-  for (uint32_t first = 0; first < rows; first += g.page_tokens) {
-    const uint32_t n = std::min(g.page_tokens, rows - first);
-    const uint32_t bytes = uint32_t(n * g.row_bytes());
-    p.emit(Instr::dma_load({0, first * g.row_bytes(), bytes, 1, bytes, 0, bytes, 0}));
-    p.emit(Instr::wait(0));
-    for (const KvTransfer& s : kv_store_transfers(g, first, n))
-      p.emit(Instr::dma_store({1, s.ddr_offset, s.ddr_stride, s.rows, s.row_bytes, s.tcm_offset, s.tcm_stride, 1}));
-    p.emit(Instr::wait(1));
-  }
-  return p;
-}
-
 TEST(KvCache, AddressingOfBothLayouts) {
   const KvGeometry t = geometry(KvLayout::kTokenMajor), h = geometry(KvLayout::kHeadMajor);
   EXPECT_EQ(kv_offset(t, 5, 2), (5u * 96 + 2 * 32) * 2);
@@ -57,7 +37,7 @@ TEST(KvCache, AppendsLandWhereTheLayoutSays) {
   for (KvLayout layout : {KvLayout::kTokenMajor, KvLayout::kHeadMajor})
     for (uint32_t rows : {1u, 16u, 37u}) {
       const KvGeometry g = geometry(layout);
-      const Program p = append_program(g, rows);
+      const Program p = kv_append_program(g, rows);
       ASSERT_TRUE(verify(p, target()).ok()) << verify(p, target()).message();
       // First token, last slot, and across a page boundary.
       for (uint32_t at : {0u, g.capacity - rows, std::min(g.capacity - rows, g.page_tokens - 1)}) {
@@ -72,13 +52,13 @@ TEST(KvCache, AppendsLandWhereTheLayoutSays) {
 
 TEST(KvCache, CheckCatchesAProgramForTheOtherLayout) {
   const KvGeometry token = geometry(KvLayout::kTokenMajor), head = geometry(KvLayout::kHeadMajor);
-  auto c = check_kv_append_program(append_program(token, 16), head, 16, 0, 1, target());
+  auto c = check_kv_append_program(kv_append_program(token, 16), head, 16, 0, 1, target());
   ASSERT_TRUE(c.ok());
   EXPECT_FALSE(c->ok());
   EXPECT_GT(c->wrong, 0u);
   EXPECT_GT(c->clobbered, 0u);
   // Out-of-range positions are refused, not run.
-  EXPECT_FALSE(check_kv_append_program(append_program(token, 16), token, 16, token.capacity - 15, 1, target()).ok());
+  EXPECT_FALSE(check_kv_append_program(kv_append_program(token, 16), token, 16, token.capacity - 15, 1, target()).ok());
 }
 
 TEST(KvCache, LayoutFollowsThePhaseTraffic) {

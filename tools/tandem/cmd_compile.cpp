@@ -1,5 +1,5 @@
 // `tandem compile (-m MODEL | --model-preset NAME) [--target T.json] [--buckets auto|LIST]
-//  [--lengths DIST] [--power-levels LIST] [--precisions LIST] [--fuse-clusters] [--plan PLAN] -o CACHE_DIR`: the NPU variant set
+//  [--lengths DIST] [--power-levels LIST] [--precisions LIST] [--fuse-clusters] [--kv-layout L] [--plan PLAN] -o CACHE_DIR`: the NPU variant set
 // of a model's decoder layer through the MLIR compiler, validated, into a compile cache.
 #include <algorithm>
 #include <cstdio>
@@ -103,6 +103,7 @@ Command add_compile(CLI::App& app) {
     int bucket_count = 6;
     int validate_rows = 4;
     bool no_validate = false, no_decode = false, json = false, report = false, fuse = false;
+    std::string kv_layout = "auto";
     int report_rows = 512;
     int jobs = 0;
   };
@@ -128,6 +129,11 @@ Command add_compile(CLI::App& app) {
   sub->add_flag("--fuse-clusters", o->fuse,
                 "emit each rmsnorm and the linears of its fusion cluster as one program (norm_linear); "
                 "tandem run launches it where the NPU runs the whole cluster, the ops one by one elsewhere");
+  sub->add_option("--kv-layout", o->kv_layout,
+                  "KV cache layout of the appends: auto (each phase's on the cost model), token_major or head_major "
+                  "(one layout: every append of a run on an npu that owns the KV binds)")
+      ->check(CLI::IsMember({"auto", "token_major", "head_major"}))
+      ->capture_default_str();
   sub->add_flag("--json", o->json, "print the summary as JSON");
   sub->add_flag("--report", o->report,
                 "instead of compiling: EdgeLLM-MLIR's tables on this compiler's cost model (TCM 4/8/16/32 MB, "
@@ -175,6 +181,7 @@ Command add_compile(CLI::App& app) {
             vo.validate = !o->no_validate;
             vo.validate_rows = uint32_t(o->validate_rows);
             vo.fuse_clusters = o->fuse;
+            vo.kv_layout = o->kv_layout;
             vo.jobs = unsigned(o->jobs);
             vo.precisions = split(o->precisions.empty() ? default_precision : o->precisions);
             TANDEM_ASSIGN_OR_RETURN(vo.power_levels, compiler::parse_power_levels(o->power));

@@ -28,6 +28,8 @@ nlohmann::json execution_json(const ExecutionReport& r) {
           {"placed_elsewhere", r.placed_elsewhere},
           {"npu_row_ops", r.npu_row_ops},
           {"npu_fused", r.npu_fused},
+          {"kv", r.kv},
+          {"npu_kv_appends", r.npu_kv_appends},
           {"first_placement", r.first_placement},
           {"device_note", r.device_note},
           {"plan", r.plan},
@@ -70,6 +72,11 @@ std::string execution_table(const ExecutionReport& r) {
       add("npu row ops     %llu rmsnorm/swiglu/add kernels on the npu beside the matmuls it runs whole, %llu fused "
           "norm+projection programs (the compiler's placement, with --npu-cache)\n",
           (unsigned long long)r.npu_row_ops, (unsigned long long)r.npu_fused);
+    }
+    if (!r.kv.empty()) {
+      out += "kv cache        " + r.kv;
+      if (r.npu_kv_appends > 0) out += "; " + std::to_string(r.npu_kv_appends) + " appends by the npu (the compiler's programs)";
+      out += "\n";
     }
     if (r.reruns_behind_failure > 0) {
       add("reruns          %llu kernels queued behind a failed one: results discarded, run again\n",

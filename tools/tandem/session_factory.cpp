@@ -82,20 +82,20 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   if (names.empty()) return InvalidArgument("--devices: '" + d.devices + "' names no device (cpu, opencl, npu)");
-  // The NPU's options need an npu beside a device that runs any shape.
-  const bool npu_with_another = names.size() > 1 && std::count(names.begin(), names.end(), "npu") == 1;
+  // An npu alone runs as the NPU with the cpu as its host (HeteroForward adds it and says so):
+  // every matmul the npu can take goes to it.
+  const bool npu_alone = names.size() == 1 && names[0] == "npu";
+  // The NPU's options need an npu: alone (the cpu its host) or beside a device that runs any shape.
+  const bool npu_with_another = npu_alone || (names.size() > 1 && std::count(names.begin(), names.end(), "npu") == 1);
   auto needs_npu = [&](const char* option, const std::string& value) {
     return InvalidArgument(std::string(option) + ": '" + value +
-                           "' needs an npu and another device in --devices (e.g. opencl,npu or cpu,npu)");
+                           "' needs an npu in --devices (npu alone, or beside another device: opencl,npu or cpu,npu)");
   };
   if (!d.plan.empty() && !npu_with_another) return needs_npu("--plan", d.plan);
   if (!d.npu_fault.empty() && !npu_with_another) return needs_npu("--npu-fault", d.npu_fault);
   if (!d.npu_power_level.empty() && d.npu_cache.empty())
     return InvalidArgument("--npu-power-level: '" + d.npu_power_level + "' needs --npu-cache");
   if (!d.npu_cache.empty() && !npu_with_another) return needs_npu("--npu-cache", d.npu_cache);
-  // An npu alone runs as the NPU with the cpu as its host (HeteroForward adds it and says so):
-  // every matmul the npu can take goes to it.
-  const bool npu_alone = names.size() == 1 && names[0] == "npu";
   if (names.size() == 1 && !npu_alone) {
     TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<devices::Device> dev, devices::open_device(names[0], model, threads));
     TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<GraphForward> f, GraphForward::create(model, std::move(dev), context, max_batch));

@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "core/kv_layout.h"
+
 namespace tandem {
 class ThreadPool;
 }
@@ -24,5 +26,11 @@ struct AttentionScores {
 void attention(ThreadPool& pool, const float* q, int64_t ldq, const float* k_cache, const float* v_cache,
                float* out, int64_t ldo, int n, int n_heads, int n_kv_heads, int head_dim, int context,
                int n_past, const AttentionScores& how, float* scratch, int64_t scratch_stride);
+
+// The same over a cache of fp16 pages in a compiled layout (core/kv_layout.h), as an npu that
+// owns the KV writes it; g.capacity is the context.
+void attention_pages(ThreadPool& pool, const float* q, int64_t ldq, const KvGeometry& g, const uint16_t* k_pages,
+                     const uint16_t* v_pages, float* out, int64_t ldo, int n, int n_heads, int n_past,
+                     const AttentionScores& how, float* scratch, int64_t scratch_stride);
 
 }  // namespace tandem::cpu

@@ -1,5 +1,7 @@
 #include "devices/cpu/ops.h"
 
+#include "core/half.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -151,6 +153,19 @@ void kv_store(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t 
     std::memcpy(k_cache + (n_past + i) * kv_dim, k + i * ldk, size_t(kv_dim) * sizeof(float));
     for (int d = 0; d < kv_dim; ++d) v_cache[int64_t(d) * context + n_past + i] = v[i * ldv + d];
   }
+}
+
+void kv_store_pages(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n, const KvGeometry& g,
+                    uint16_t* k_pages, uint16_t* v_pages, int n_past) {
+  for (int64_t i = 0; i < n; ++i)
+    for (uint32_t h = 0; h < g.heads; ++h) {
+      const uint64_t at = kv_offset(g, uint32_t(n_past + i), h) / 2;
+      const int64_t from = int64_t(h) * g.head_dim;
+      for (uint32_t d = 0; d < g.head_dim; ++d) {
+        k_pages[at + d] = f32_to_fp16(k[i * ldk + from + d]);
+        v_pages[at + d] = f32_to_fp16(v[i * ldv + from + d]);
+      }
+    }
 }
 
 }  // namespace tandem::cpu

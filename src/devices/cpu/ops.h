@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "core/kv_layout.h"
+
 namespace tandem {
 class ThreadPool;
 }
@@ -47,5 +49,8 @@ float dot(const float* a, const float* b, int64_t n);
 // layer's cache: keys [context x kv_dim] row by row, values transposed [kv_dim x context].
 void kv_store(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n, int kv_dim, float* k_cache,
               float* v_cache, int context, int n_past);
+// The same into fp16 pages of a compiled layout (core/kv_layout.h): rows n_past.. of k and v.
+void kv_store_pages(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n, const KvGeometry& g,
+                    uint16_t* k_pages, uint16_t* v_pages, int n_past);
 
 }  // namespace tandem::cpu

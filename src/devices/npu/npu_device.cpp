@@ -34,7 +34,7 @@ DType NpuDevice::packed_format(DType t) { return t == DType::F32 || t == DType::
 
 bool NpuDevice::op_kind_supported(OpKind k) {
   return k == OpKind::kMatmul || k == OpKind::kRmsNorm || k == OpKind::kSwiglu || k == OpKind::kAdd ||
-         k == OpKind::kNormLinear;
+         k == OpKind::kNormLinear || k == OpKind::kKvStore;
 }
 
 const compile_cache::ProgramEntry* NpuDevice::cached_program(const compile_cache::CompileCache& cache, const GraphSpec& s) {
@@ -54,6 +54,8 @@ const compile_cache::ProgramEntry* NpuDevice::cached_program(const compile_cache
       return cache.find_norm_linear(uint32_t(s.m), uint32_t(s.weight->cols), outs,
                                     std::string(dtype_name(packed_format(s.proj[0]->type))), s.eps);
     }
+    case OpKind::kKvStore:
+      return s.kv.capacity > 0 ? cache.find_kv_append(uint32_t(s.m), s.kv) : nullptr;
     default: return nullptr;
   }
 }
@@ -78,6 +80,7 @@ Result<NpuDevice::Graph> NpuDevice::build(const GraphSpec& s, double* cost, bool
     return InvalidArgument("npu: graph " + s.key() + " has an unsupported shape");
   }
   if (s.kind == OpKind::kNormLinear) return build_norm_linear(s, cost, cached);
+  if (s.kind == OpKind::kKvStore) return build_kv_append(s, cost, cached);
   if (s.kind == OpKind::kMatmul) {
     if (!s.weight) return InvalidArgument("npu: matmul graph without a weight");
     if (!weight_type_supported(s.weight->type)) {
@@ -130,6 +133,47 @@ Result<NpuDevice::Graph> NpuDevice::build(const GraphSpec& s, double* cost, bool
   const uint64_t operands = s.kind == OpKind::kRmsNorm ? 2 : 3;
   *cost = target_.prepare_seconds(operands * uint64_t(s.m * s.cols) * 2);
   return Graph(std::move(g));
+}
+
+Result<NpuDevice::Graph> NpuDevice::build_kv_append(const GraphSpec& s, double* cost, bool* cached) const {
+  // The npu appends to a KV it owns, in the layout the compiler chose, with the compiler's program:
+  // the operator library has no KV append of its own.
+  if (s.kv.capacity == 0)
+    return Unsupported("npu: " + s.key() + ": the KV is in the host's fp32 layout (an npu writes only the fp16 pages it owns)");
+  if (!cache_)
+    return Unsupported("npu: " + s.key() + ": a KV append runs only a compiled program (tandem compile)");
+  const compile_cache::ProgramEntry* e = cached_program(*cache_, s);
+  if (!e) return Unsupported("npu: " + s.key() + ": the compile cache holds no " + std::to_string(s.m) + "-row append in this layout");
+  KvAppendGraph g;
+  TANDEM_ASSIGN_OR_RETURN(g.program, cache_->load(*e));  // refuses a program whose SHA-256 changed
+  TANDEM_RETURN_IF_ERROR(npu::verify(g.program, target_));
+  g.rows = uint32_t(s.m);
+  const uint64_t rows_bytes = uint64_t(s.m) * s.kv.row_bytes();
+  if (g.program.buffers.size() != 2 || g.program.buffers[0].bytes != rows_bytes ||
+      g.program.buffers[1].bytes != kv_window_bytes(s.kv, g.rows))
+    return InvalidArgument(cache_->dir() + "/" + e->file + ": program does not bind " + std::to_string(s.m) + " rows of " +
+                           std::to_string(s.kv.width()) + " fp16 values and their cache window");
+  *cached = true;
+  *cost = target_.prepare_seconds(2 * rows_bytes);
+  return Graph(std::move(g));
+}
+
+Result<double> NpuDevice::run_kv_append(const KvAppendGraph& g, const OpCall& c) {
+  // The same program appends the keys and then the values, each into its cache's window at n_past.
+  const uint64_t at = kv_offset(c.kv_pages, uint32_t(c.n_past), 0) / 2;
+  const size_t window = kv_window_bytes(c.kv_pages, g.rows);
+  double seconds = 0;
+  for (const auto& [rows, pages] : {std::pair{&c.a, c.k_pages}, std::pair{&c.b, c.v_pages}}) {
+    Act staged = *rows;
+    staged.cols = c.kv_pages.width();
+    converted_ += to_fp16(staged, in0_);
+    npu::Executor& exec = executor();
+    exec.bind_const(0, in0_.data(), in0_.size() * 2);
+    exec.bind(1, pages + at, window);
+    TANDEM_ASSIGN_OR_RETURN(npu::ExecReport report, exec.run(g.program));
+    seconds += report.seconds;
+  }
+  return seconds;
 }
 
 Result<npu::oplib::MatmulSpec> NpuDevice::schedule_of(const compile_cache::ProgramEntry& e) const {
@@ -332,6 +376,8 @@ Result<std::unique_ptr<Completion>> NpuDevice::submit(const OpCall& c) {
                                ? run_matmul(std::get<npu::oplib::PreparedMatmul>(it->second), c)
                            : std::holds_alternative<NormLinearGraph>(it->second)
                                ? run_norm_linear(std::get<NormLinearGraph>(it->second), c)
+                           : std::holds_alternative<KvAppendGraph>(it->second)
+                               ? run_kv_append(std::get<KvAppendGraph>(it->second), c)
                                : run_elementwise(std::get<ElementwiseGraph>(it->second), c);
   if (!seconds.ok()) return std::unique_ptr<Completion>(new FinishedCompletion(seconds.status(), 0.0));
   return std::unique_ptr<Completion>(new FinishedCompletion(Status::Ok(), *seconds));

@@ -8,10 +8,12 @@
 // program whose bytes changed fails prepare() (it is never run).
 //
 // Graphs come from the operator library: matmul (f16/q8_0/q4_0 weights, W4A16) and the vector
-// unit's rmsnorm, swiglu and add. Rope, attention, the KV store and embedding lookups have no
-// NPU graph (HeteroInfer keeps them on the GPU); prepare() refuses them with a reason. A fused
-// rmsnorm + projections (norm_linear) runs only the compiler's program from the cache (tandem
-// compile --fuse-clusters): X read once, normalized in TCM, every projection from it.
+// unit's rmsnorm, swiglu and add. Rope, attention and embedding lookups have no NPU graph
+// (HeteroInfer keeps them on the GPU); prepare() refuses them with a reason. A fused rmsnorm +
+// projections (norm_linear) runs only the compiler's program from the cache (tandem compile
+// --fuse-clusters): X read once, normalized in TCM, every projection from it. So does a KV store
+// into a KV the npu owns (fp16 pages in the compiled layout, OpCall::kv_pages): the compiler's
+// kv_append program, run once for the keys and once for the values.
 #pragma once
 
 #include <map>
@@ -74,7 +76,13 @@ class NpuDevice final : public Device {
     std::vector<std::vector<uint8_t>> packs;  // each projection's weights, packed as the program reads them
     std::vector<fp16_t> gain;
   };
-  using Graph = std::variant<npu::oplib::PreparedMatmul, ElementwiseGraph, NormLinearGraph>;
+  struct KvAppendGraph {  // the compiler's append of `rows` tokens into fp16 pages (core/kv_layout.h)
+    npu::Program program;
+    uint32_t rows = 0;
+  };
+  using Graph = std::variant<npu::oplib::PreparedMatmul, ElementwiseGraph, NormLinearGraph, KvAppendGraph>;
+  Result<Graph> build_kv_append(const GraphSpec& spec, double* cost, bool* cached) const;
+  Result<double> run_kv_append(const KvAppendGraph& g, const OpCall& c);
   Result<Graph> build_norm_linear(const GraphSpec& spec, double* cost, bool* cached) const;
   Result<double> run_norm_linear(const NormLinearGraph& g, const OpCall& c);
   Result<Graph> build(const GraphSpec& spec, double* cost, bool* cached) const;

@@ -77,6 +77,8 @@ std::string OpenclDevice::identity() const {
 
 bool OpenclDevice::supports(const OpCall& call) const {
   if (!model_ || !validate_call(call).ok() || call.kind == OpKind::kNormLinear) return false;
+  // The kernels read and write the host's fp32 caches, not an npu's fp16 pages.
+  if ((call.kind == OpKind::kKvStore || call.kind == OpKind::kAttention) && call.paged_kv()) return false;
   if (call.kind == OpKind::kMatmul || call.kind == OpKind::kGetRows) return opencl::Ops::supports(call.weight->type);
   if (call.kind == OpKind::kAttention) return call.head_dim <= opencl::Ops::kMaxHeadDim;
   // These kernels walk rows as one contiguous block; strided views go to another device.
@@ -154,6 +156,7 @@ Status OpenclDevice::enqueue(const OpCall& c, std::vector<opencl::Buffer>& temps
     }
     case OpKind::kKvStore: {
       if (c.a.ld != c.a.cols || c.b.ld != c.b.cols) return Unsupported("opencl kv_store: strided rows");
+      if (c.paged_kv()) return Unsupported("opencl kv_store: fp16 KV pages (the cpu hosts an npu's KV)");
       const size_t cache = size_t(c.context) * size_t(c.a.cols) * 4;
       TANDEM_ASSIGN_OR_RETURN(opencl::BufRef k, act(c.a));
       TANDEM_ASSIGN_OR_RETURN(opencl::BufRef v, act(c.b));

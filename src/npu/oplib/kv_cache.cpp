@@ -9,24 +9,6 @@
 
 namespace tandem::npu::oplib {
 
-std::string_view kv_layout_name(KvLayout l) { return l == KvLayout::kHeadMajor ? "head_major" : "token_major"; }
-
-std::optional<KvLayout> kv_layout_from_name(std::string_view name) {
-  if (name == "token_major") return KvLayout::kTokenMajor;
-  if (name == "head_major") return KvLayout::kHeadMajor;
-  return std::nullopt;
-}
-
-uint64_t kv_offset(const KvGeometry& g, uint32_t token, uint32_t head) {
-  const uint64_t hd_bytes = uint64_t(g.head_dim) * 2;
-  if (g.layout == KvLayout::kTokenMajor) return uint64_t(token) * g.row_bytes() + head * hd_bytes;
-  return (uint64_t(head) * g.capacity + token) * hd_bytes;
-}
-
-uint64_t kv_window_bytes(const KvGeometry& g, uint32_t rows) {
-  return rows == 0 ? 0 : kv_offset(g, rows - 1, g.heads - 1) + uint64_t(g.head_dim) * 2;
-}
-
 std::vector<KvTransfer> kv_store_transfers(const KvGeometry& g, uint32_t first, uint32_t count) {
   const uint32_t hd_bytes = g.head_dim * 2, row = uint32_t(g.row_bytes());
   if (g.layout == KvLayout::kTokenMajor)  // the page's rows are contiguous on both sides
@@ -37,6 +19,24 @@ std::vector<KvTransfer> kv_store_transfers(const KvGeometry& g, uint32_t first, 
   for (uint32_t h = 0; h < g.heads; ++h)  // each head's tokens contiguous in DDR, strided in TCM
     out.push_back({kv_offset(g, first, h), hd_bytes, count, hd_bytes, h * hd_bytes, row});
   return out;
+}
+
+Program kv_append_program(const KvGeometry& g, uint32_t rows) {
+  Program p;
+  p.name = "kv_append";
+  p.add_buffer("rows", uint64_t(rows) * g.row_bytes(), false);
+  p.add_buffer("cache", kv_window_bytes(g, rows), true);
+  p.num_events = 2;
+  for (uint32_t first = 0; first < rows; first += g.page_tokens) {
+    const uint32_t n = std::min(g.page_tokens, rows - first);
+    const uint32_t bytes = uint32_t(n * g.row_bytes());
+    p.emit(Instr::dma_load({0, first * g.row_bytes(), bytes, 1, bytes, 0, bytes, 0}));
+    p.emit(Instr::wait(0));
+    for (const KvTransfer& s : kv_store_transfers(g, first, n))
+      p.emit(Instr::dma_store({1, s.ddr_offset, s.ddr_stride, s.rows, s.row_bytes, s.tcm_offset, s.tcm_stride, 1}));
+    p.emit(Instr::wait(1));
+  }
+  return p;
 }
 
 double kv_phase_dma_cycles(const KvGeometry& g, uint32_t rows, uint32_t context, const CostModel& cost) {

@@ -1,14 +1,9 @@
-// KV-cache layouts and the transfers that append to them: EdgeLLM-MLIR's state/layout level for
-// the K/V state. A cache holds `capacity` tokens of `heads` x `head_dim` fp16 values in one of two
-// layouts:
-//   * token_major: [capacity][heads][head_dim]. A token's row of every head is contiguous, so a
-//     prefill append of many tokens is one large transfer per page;
-//   * head_major: [heads][capacity][head_dim]. One head's tokens are contiguous, so attention that
-//     streams the cache one head at a time reads each page of a head in one transfer (decode).
+// The transfers that append to a KV cache in its compiled layout (core/kv_layout.h: token_major or
+// head_major, addressed page by page): EdgeLLM-MLIR's state/layout level for the K/V state.
 // Pages are the DMA granularity: a transfer never spans more than `page_tokens` tokens of a head.
 // The compiler picks the layout for each phase on the cost model (choose_kv_layout) and lowers an
-// append to the transfers of kv_store_transfers; validation runs the emitted program against this
-// file's addressing (check_kv_append_program).
+// append to the transfers of kv_store_transfers; validation runs the emitted program against the
+// layout's addressing (check_kv_append_program).
 #pragma once
 
 #include <cstdint>
@@ -16,33 +11,19 @@
 #include <string_view>
 #include <vector>
 
+#include "core/kv_layout.h"
 #include "core/status.h"
 #include "npu/cost_model.h"
 #include "npu/program.h"
 
 namespace tandem::npu::oplib {
 
-enum class KvLayout { kTokenMajor, kHeadMajor };
-std::string_view kv_layout_name(KvLayout l);
-std::optional<KvLayout> kv_layout_from_name(std::string_view name);
-
-struct KvGeometry {
-  uint32_t capacity = 0;     // tokens the cache holds
-  uint32_t heads = 1;        // KV heads
-  uint32_t head_dim = 0;
-  uint32_t page_tokens = 0;  // tokens of one head per transfer
-  KvLayout layout = KvLayout::kTokenMajor;
-  uint32_t width() const { return heads * head_dim; }
-  uint64_t row_bytes() const { return uint64_t(width()) * 2; }
-  uint64_t bytes() const { return uint64_t(capacity) * row_bytes(); }
-};
-
-// Byte offset of element 0 of (token, head). It is linear in the token for both layouts, so a
-// program compiled once appends at any position: the runtime binds the cache buffer at
-// kv_offset(g, position, 0) (the "window"), and the program's offsets are relative to it.
-uint64_t kv_offset(const KvGeometry& g, uint32_t token, uint32_t head);
-// Bytes from the window start to the end of the last element an append of `rows` tokens writes.
-uint64_t kv_window_bytes(const KvGeometry& g, uint32_t rows);
+using tandem::KvGeometry;
+using tandem::KvLayout;
+using tandem::kv_layout_from_name;
+using tandem::kv_layout_name;
+using tandem::kv_offset;
+using tandem::kv_window_bytes;
 
 // One 2-D transfer: `rows` rows of `row_bytes`, DDR rows ddr_stride apart from ddr_offset, TCM
 // rows tcm_stride apart from tcm_offset.
@@ -56,6 +37,12 @@ struct KvTransfer {
 // (token first + i at i x row_bytes), into the window. first is a multiple of page_tokens and
 // count <= page_tokens: one page of the append.
 std::vector<KvTransfer> kv_store_transfers(const KvGeometry& g, uint32_t first, uint32_t count);
+
+// An append of `rows` tokens as a program (buffer 0: the rows [rows][width] fp16; buffer 1: the
+// cache window at the appended position): page by page, a load into TCM staging, then the stores
+// of kv_store_transfers. The transfers the compiler's state-to-tdma lowering emits, for tests and
+// tools that need an append without the MLIR pipeline.
+Program kv_append_program(const KvGeometry& g, uint32_t rows);
 
 // DMA cycles of one phase's cache traffic in g's layout: appending `rows` tokens page by page,
 // and attention reading `context` tokens of every head one (page, head) block at a time.
