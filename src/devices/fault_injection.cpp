@@ -56,7 +56,10 @@ Result<std::unique_ptr<Completion>> FaultInjectingDevice::submit(const OpCall& c
   if (plan_.fail_run_every > 0 && n % uint64_t(plan_.fail_run_every) == 0) {
     ++injected_;
     // Scribble on the output so a fallback that forgets to recompute it shows in the result.
-    if (call.out.data && call.out.rows > 0) {
+    if (call.kind == OpKind::kKvStore && call.paged_kv()) {  // its output is the pages, not a row of the pool
+      (void)c->wait();
+      call.k_pages[kv_offset(call.kv_pages, uint32_t(call.n_past), 0) / 2] = 0x7bff;  // fp16 65504
+    } else if (call.out.data && call.out.rows > 0) {
       (void)c->wait();
       const int64_t c0 = call.kind == OpKind::kMatmul ? call.row_begin : 0;
       call.out.data[c0] = 1e30f;

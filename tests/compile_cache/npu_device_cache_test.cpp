@@ -62,6 +62,18 @@ CacheFixture make_cache(const std::string& name, int64_t rows) {
   return s;
 }
 
+// The prompt's greedy continuation of n_gen tokens.
+std::vector<TokenId> greedy_tokens(DecoderForward& f, const std::vector<TokenId>& prompt, int n_gen, int n_vocab) {
+  std::vector<float> logits(static_cast<size_t>(n_vocab));
+  std::vector<TokenId> out;
+  EXPECT_TRUE(f.eval(prompt, 0, logits.data()).ok());
+  for (int i = 0; i < n_gen; ++i) {
+    out.push_back(argmax(logits));
+    EXPECT_TRUE(f.eval(std::span(&out.back(), 1), int(prompt.size()) + i, logits.data()).ok());
+  }
+  return out;
+}
+
 std::shared_ptr<const compile_cache::CompileCache> open_cache(const std::string& dir) {
   auto c = compile_cache::CompileCache::open_any(dir);
   EXPECT_TRUE(c.ok());
@@ -250,16 +262,7 @@ TEST(NpuDeviceCache, FusedNormProjectionsRunAsOneProgram) {
 
   const int n_vocab = model->config().n_vocab, n_gen = 4;
   const std::vector<TokenId> prompt{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};  // pieces of 8 and 3 padded to 4
-  auto greedy = [&](DecoderForward& f) {
-    std::vector<float> logits(static_cast<size_t>(n_vocab));
-    std::vector<TokenId> out;
-    EXPECT_TRUE(f.eval(prompt, 0, logits.data()).ok());
-    for (int i = 0; i < n_gen; ++i) {
-      out.push_back(argmax(logits));
-      EXPECT_TRUE(f.eval(std::span(&out.back(), 1), int(prompt.size()) + i, logits.data()).ok());
-    }
-    return out;
-  };
+  auto greedy = [&](DecoderForward& f) { return greedy_tokens(f, prompt, n_gen, n_vocab); };
   cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
   auto cpu_only = make_cpu_forward(model, {2, 64, 16});
   ASSERT_TRUE(cpu_only.ok());
@@ -348,34 +351,33 @@ TEST(NpuDeviceCache, NpuOwnedKvGivesTheCpuTokens) {
   write_kv_cache(dir, g, {1, 4, 8});
   const int n_gen = 4;
   const std::vector<TokenId> prompt{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};  // appends of 8 and 3 padded to 4
-  auto greedy = [&](DecoderForward& f) {
-    std::vector<float> logits(static_cast<size_t>(c.n_vocab));
-    std::vector<TokenId> out;
-    EXPECT_TRUE(f.eval(prompt, 0, logits.data()).ok());
-    for (int i = 0; i < n_gen; ++i) {
-      out.push_back(argmax(logits));
-      EXPECT_TRUE(f.eval(std::span(&out.back(), 1), int(prompt.size()) + i, logits.data()).ok());
-    }
-    return out;
-  };
+  auto greedy = [&](DecoderForward& f) { return greedy_tokens(f, prompt, n_gen, c.n_vocab); };
   cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
   auto cpu_only = make_cpu_forward(model, {2, 64, 16});
   ASSERT_TRUE(cpu_only.ok());
   const std::vector<TokenId> want = greedy(**cpu_only);
-  HeteroOptions o;
-  o.devices = {"npu"};  // alone: the cpu joins as host, runs attention, and reads the npu's pages
-  o.partition.strategy = Strategy::kNpuOnly;
-  o.partition.standard_lengths = {4, 8};
-  o.context = 64;
-  o.max_batch = 16;
-  o.npu_cache = open_cache(dir);
-  auto h = HeteroForward::create(model, o);
-  ASSERT_TRUE(h.ok()) << h.status().message();
-  EXPECT_EQ(greedy(**h), want);
-  const ExecutionReport r = (*h)->execution_report();
-  EXPECT_NE(r.kv.find("npu-owned fp16 pages, head_major"), std::string::npos) << r.kv;
-  EXPECT_EQ(r.npu_kv_appends, uint64_t(c.n_layers * (1 + n_gen)));  // every layer's append, every chunk
-  EXPECT_EQ(r.npu_graphs_compiled, 3u);                              // the appends of 1, 4 and 8 rows
+  // Without faults, and with every third npu kernel failing after it ran (the cpu appends again
+  // into the same pages, which the fault scribbled on).
+  for (const std::string& fault : {std::string(), std::string("run:3")}) {
+    HeteroOptions o;
+    o.devices = {"npu"};  // alone: the cpu joins as host, runs attention, and reads the npu's pages
+    o.partition.strategy = Strategy::kNpuOnly;
+    o.partition.standard_lengths = {4, 8};
+    o.context = 64;
+    o.max_batch = 16;
+    o.npu_cache = open_cache(dir);
+    o.npu_fault = fault;
+    auto h = HeteroForward::create(model, o);
+    ASSERT_TRUE(h.ok()) << h.status().message();
+    EXPECT_EQ(greedy(**h), want) << fault;
+    const ExecutionReport r = (*h)->execution_report();
+    EXPECT_NE(r.kv.find("npu-owned fp16 pages, head_major"), std::string::npos) << r.kv;
+    EXPECT_EQ(r.npu_kv_appends, uint64_t(c.n_layers * (1 + n_gen)));  // every layer's append, every chunk
+    EXPECT_EQ(r.npu_graphs_compiled, 3u);                              // the appends of 1, 4 and 8 rows
+    if (!fault.empty()) {
+      EXPECT_GT(r.npu_run_fallbacks, 0u);
+    }
+  }
 }
 
 }  // namespace
