@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <optional>
 
-#include "devices/fault_injection.h"
 #include "compile_cache/cache.h"
+#include "devices/fault_injection.h"
 #include "devices/registry.h"
 #include "runtime/device_roles.h"
 
@@ -98,9 +98,9 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   for (const auto& [name, d] : opened) kinds.emplace_back(name, d->caps().kind);
   TANDEM_ASSIGN_OR_RETURN(DeviceRoles roles, assign_roles(kinds, "--devices"));
   roles.apply_to(o.partition);
-  // Slots hold the chunk padded up to the next standard length, so padding happens in place.
   const KvChoice kv = choose_kv(o, c, shape.context, opened);
   h->kv_note_ = kv.why;
+  // Slots hold the chunk padded up to the next standard length, so padding happens in place.
   graph::BufferPlan plan(h->memory_, c, shape.max_batch, shape.context,
                          slot_rows_for(shape.max_batch, o.partition.standard_lengths), kv.pages);
   if (o.choose_plan && !o.partition.npu.empty()) {
