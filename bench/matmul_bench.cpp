@@ -6,7 +6,8 @@
 //   BM_TinyLlama/m/threads/p           every matmul of one forward pass (22 layers x q,k,v,o,gate,
 //                                      up,down + output) on distinct Q4_0 weights: tokens/s
 //                                      estimates pp (m = 512) and tg (m = 1) without attention.
-// p: 0 = fp32 GEMM, 1 = bf16 activations (only matters for m >= kBf16MinRows).
+// p: 0 = fp32 GEMM, 1 = bf16 activations (only matters for m >= kBf16MinRows), 2 = packed
+//    weights with int8 activations (decode, AVX-512 VNNI).
 // Run e.g.  matmul_bench --benchmark_filter='Matmul/4/' (type 4 = Q4_0).
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
@@ -22,6 +23,7 @@
 #include "core/quant.h"
 #include "core/thread_pool.h"
 #include "devices/cpu/matmul/matmul.h"
+#include "devices/cpu/matmul/packed_weight.h"
 
 namespace {
 
@@ -178,9 +180,19 @@ void BM_Matmul(benchmark::State& state) {
   std::vector<float> y(size_t(m * shape.rows));
   tandem::cpu::set_gemm_precision(precision);
   ThreadPool& p = pool(threads);
+  // bf16 = 2: decode on the packed copies with int8 activations.
+  std::vector<std::unique_ptr<tandem::cpu::PackedWeight>> packs;
+  std::vector<WeightView> views;
+  for (const auto& wc : w) {
+    views.push_back(wc->view);
+    if (state.range(4) == 2) {
+      packs.push_back(tandem::cpu::pack_for_decode(p, wc->view));
+      views.back().packed = packs.back().get();
+    }
+  }
   int c = 0;
   for (auto _ : state) {
-    tandem::cpu::matmul(p, w[size_t(c)]->view, x.data(), m, shape.cols, y.data(), shape.rows);
+    tandem::cpu::matmul(p, views[size_t(c)], x.data(), m, shape.cols, y.data(), shape.rows);
     c = (c + 1) % copies;
   }
   benchmark::DoNotOptimize(y.data());
@@ -196,12 +208,14 @@ void matmul_args(benchmark::internal::Benchmark* b) {
       for (int m : {1, 512})
         for (int threads : {1, 2})
           for (int prec : {0, 1}) {
-            if (m == 1 && prec == 1) continue;  // decode is always fp32
+            if (m == 1 && prec == 1) continue;  // decode is fp32 or (below) packed int8
             b->Args({t, s, m, threads, prec, 0});
+            if (m == 1 && prec == 0 && t >= 3) b->Args({t, s, m, threads, 2, 0});
           }
 }
 void hot_decode_args(benchmark::internal::Benchmark* b) {
   for (int t = 0; t < 5; ++t) b->Args({t, 1, 1, 1, 0, 1});  // k/v shape: small enough for L2
+  for (int t = 3; t < 5; ++t) b->Args({t, 1, 1, 1, 2, 1});  // the same, packed with int8 activations
 }
 BENCHMARK(BM_Matmul)->Apply(hot_decode_args)->ArgNames({"type", "shape", "m", "thr", "bf16", "hot"})->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Matmul)->Apply(matmul_args)->ArgNames({"type", "shape", "m", "thr", "bf16", "hot"})->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -210,6 +224,7 @@ void BM_TinyLlama(benchmark::State& state) {
   const int64_t m = state.range(0);
   const int threads = int(state.range(1));
   tandem::cpu::set_gemm_precision(state.range(2) ? GemmPrecision::kBf16Activations : GemmPrecision::kFp32);
+  const bool packed = state.range(2) == 2;
   constexpr int kLayers = 22;
   // Per layer: q, k, v, o, gate, up, down; then the output projection.
   const Shape layer[] = {kShapes[0], kShapes[1], kShapes[1], kShapes[0], kShapes[2], kShapes[2], kShapes[3]};
@@ -220,6 +235,15 @@ void BM_TinyLlama(benchmark::State& state) {
       for (const Shape& s : layer) weights.push_back(std::make_unique<BenchWeight>(DType::Q4_0, s.rows, s.cols, seed++));
     weights.push_back(std::make_unique<BenchWeight>(DType::Q4_0, kShapes[4].rows, kShapes[4].cols, seed++));
   }
+  // p = 2: the decode copies packed for the int8-activation kernels (made once, ~0.6 GB more).
+  static std::vector<std::unique_ptr<tandem::cpu::PackedWeight>> packs;
+  if (packed && packs.empty())
+    for (const auto& w : weights) packs.push_back(tandem::cpu::pack_for_decode(pool(threads), w->view));
+  std::vector<WeightView> views;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    views.push_back(weights[i]->view);
+    if (packed) views.back().packed = packs[i].get();
+  }
   const std::vector<float> x = activations(m, 5632);
   std::vector<float> y(size_t(m * 32000));
   ThreadPool& p = pool(threads);
@@ -229,8 +253,7 @@ void BM_TinyLlama(benchmark::State& state) {
     bytes += double(w->view.row_bytes * size_t(w->view.rows));
   }
   for (auto _ : state) {
-    for (const auto& w : weights)
-      tandem::cpu::matmul(p, w->view, x.data(), m, w->view.cols, y.data(), w->view.rows);
+    for (const WeightView& v : views) tandem::cpu::matmul(p, v, x.data(), m, v.cols, y.data(), v.rows);
   }
   benchmark::DoNotOptimize(y.data());
   state.counters["tokens/s"] = benchmark::Counter(double(m), benchmark::Counter::kIsIterationInvariantRate);
@@ -239,7 +262,7 @@ void BM_TinyLlama(benchmark::State& state) {
 }
 BENCHMARK(BM_TinyLlama)
     ->ArgNames({"m", "thr", "bf16"})
-    ->Args({1, 1, 0})->Args({1, 2, 0})
+    ->Args({1, 1, 0})->Args({1, 2, 0})->Args({1, 1, 2})->Args({1, 2, 2})
     ->Args({512, 2, 0})->Args({512, 2, 1})->Args({512, 1, 1})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -46,7 +46,9 @@ check "bench table rows" grep -q "pp16" <<<"$table"
 # GPU + NPU at once: the tokens of the cpu, the report on stderr with -v, the report in bench JSON,
 # and an injected NPU run failure that changes nothing but the warning.
 if "$TANDEM" devices 2>/dev/null | grep -q "^| opencl"; then
-  cpu_ids=$("$TANDEM" run -m "$M" --prompt-ids "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37" -n 6 --ids)
+  # The devices compute in fp32 (OpenCL) and fp16 (the npu): their oracle is the cpu in fp32, not
+  # its default int8-activation decode.
+  cpu_ids=$(TANDEM_MATMUL_PRECISION=fp32 "$TANDEM" run -m "$M" --prompt-ids "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37" -n 6 --ids)
   # The solver by default: the first run profiles the device set (cached per devices + model
   # shapes), later runs read the profile back; -v names the plan and each matmul's choice.
   P37="1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37"

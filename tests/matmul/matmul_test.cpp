@@ -15,6 +15,7 @@
 #include "core/thread_pool.h"
 #include "devices/cpu/matmul/matmul.h"
 #include "devices/cpu/matmul/matmul_internal.h"
+#include "devices/cpu/matmul/packed_weight.h"
 #include "matmul_reference.h"
 
 namespace tandem::cpu {
@@ -151,6 +152,92 @@ TEST_P(MatmulTest, NanInActivationsPropagatesToItsRowOnly) {
     }
   }
 }
+
+// Decode on packed Q4_0 / Q8_0 weights with int8 activations, whole weights and row slices that
+// start at a group boundary. The bound is rigorous: rounding each activation to its block's
+// 1/127 grid moves it by at most amax/254, so the error vector e has |e| <= sqrt(32)/254 |x|
+// (amax <= the block's norm), and |sum w e| <= |w| |e| = 0.0223 |x| |w|.
+constexpr double kInt8DecodeTolerance = 0.0223 + 1e-5;
+
+class PackedDecode : public ::testing::TestWithParam<DType> {
+ protected:
+  void SetUp() override {
+    if (!can_pack_for_decode(GetParam())) GTEST_SKIP() << "no AVX-512 VNNI: decode stays fp32";
+  }
+};
+
+TEST_P(PackedDecode, MatchesReferenceWithinTheInt8Bound) {
+  double worst = 0;
+  for (int64_t cols : {32, 96, 2048}) {
+    for (int64_t rows : {1, 17, 63, 200}) {
+      const TestWeight w = testing::make_weight(GetParam(), rows, cols, uint32_t(rows * 31 + cols), rows % 2 ? 2 : 0);
+      const auto packed = pack_for_decode(pool(2), w.view());
+      ASSERT_TRUE(packed);
+      for (int64_t first : {int64_t(0), int64_t(16)}) {
+        if (first >= rows) continue;
+        const int64_t n = rows - first;
+        TestWeight slice = w;  // the rows [first, rows) as the device's row-range view sees them
+        slice.rows = n;
+        slice.bytes.erase(slice.bytes.begin(), slice.bytes.begin() + ptrdiff_t(size_t(first) * w.row_stride));
+        slice.values.erase(slice.values.begin(), slice.values.begin() + ptrdiff_t(first * cols));
+        for (int64_t m : {1, 2, 3, 7, 8}) {
+          const int64_t ldx = cols + 3, ldy = n + 5;
+          const std::vector<float> x = testing::make_activations(m, cols, ldx, uint32_t(m * 17 + cols));
+          const auto ref = testing::reference_matmul(slice, x.data(), m, ldx);
+          const auto scale = testing::error_scale(slice, x.data(), m, ldx);
+          WeightView view = slice.view();
+          view.packed = packed.get();
+          view.packed_row0 = first;
+          for (int threads : {1, 2, 3}) {
+            SCOPED_TRACE("rows=" + std::to_string(rows) + " first=" + std::to_string(first) + " cols=" + std::to_string(cols) +
+                         " m=" + std::to_string(m) + " threads=" + std::to_string(threads));
+            std::vector<float> y(size_t(m * ldy), kSentinel);
+            detail::matmul_with(MatmulIsa::kAvx512, GemmPrecision::kFp32, pool(threads), view, x.data(), m, ldx, y.data(), ldy);
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t r = 0; r < ldy; ++r) {
+                const float got = y[size_t(i * ldy + r)];
+                if (r >= n) {
+                  ASSERT_EQ(std::memcmp(&got, &kSentinel, 4), 0) << "wrote padding y[" << i << "," << r << "]";
+                  continue;
+                }
+                const double err = std::fabs(double(got) - ref[size_t(i * n + r)]) / (scale[size_t(i * n + r)] + 1e-30);
+                ASSERT_LE(err, kInt8DecodeTolerance) << "y[" << i << "," << r << "] = " << got << ", want " << ref[size_t(i * n + r)];
+                worst = std::max(worst, err);
+              }
+          }
+        }
+      }
+    }
+  }
+  // The int8 path really ran: its error is far above fp32 rounding.
+  EXPECT_GT(worst, 1e-4);
+}
+
+TEST_P(PackedDecode, NanInActivationsPropagatesToItsRowOnly) {
+  const TestWeight w = testing::make_weight(GetParam(), 40, 96, 11);
+  const auto packed = pack_for_decode(pool(2), w.view());
+  WeightView view = w.view();
+  view.packed = packed.get();
+  for (int64_t m : {1, 5}) {
+    std::vector<float> x = testing::make_activations(m, 96, 96, 12);
+    const int64_t bad = m / 2;
+    x[size_t(bad * 96 + 37)] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> y(size_t(m * 40));
+    detail::matmul_with(MatmulIsa::kAvx512, GemmPrecision::kFp32, pool(2), view, x.data(), m, 96, y.data(), 40);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t r = 0; r < 40; ++r) {
+        const float v = y[size_t(i * 40 + r)];
+        if (i == bad) {
+          ASSERT_TRUE(std::isnan(v)) << "m=" << m << " r=" << r;
+        } else {
+          ASSERT_TRUE(std::isfinite(v)) << "m=" << m << " i=" << i << " r=" << r;
+        }
+      }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(QuantizedTypes, PackedDecode, ::testing::Values(DType::Q8_0, DType::Q4_0),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
 
 std::string param_name(const ::testing::TestParamInfo<std::tuple<DType, MatmulIsa>>& info) {
   return std::string(dtype_name(std::get<0>(info.param))) + "_" + detail::isa_name(std::get<1>(info.param));

@@ -14,6 +14,7 @@ namespace tandem::cli {
 struct BenchOptions {
   int n_prompt = 512;
   int n_gen = 128;
+  int depth = 0;  // tokens already in the KV cache before each test (llama-bench's -d)
   int reps = 5;
   int threads = 2;
   DeviceOptions devices;  // cpu by default

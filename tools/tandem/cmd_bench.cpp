@@ -54,28 +54,45 @@ Result<BenchResult> run_bench(std::shared_ptr<const Model> model, const BenchOpt
                            ": need a positive prompt or generation length");
   }
   if (o.reps < 1) return InvalidArgument("bench: -r " + std::to_string(o.reps) + " must be >= 1");
+  if (o.depth < 0) return InvalidArgument("bench: -d " + std::to_string(o.depth) + " must be >= 0");
   const int n_vocab = model->config().n_vocab;
-  const int context = std::max(o.n_prompt, o.n_gen) + 1;
+  const int64_t needed = int64_t(o.depth) + std::max(o.n_prompt, o.n_gen) + 1;
+  if (needed > 1 << 20) return InvalidArgument("bench: -d " + std::to_string(o.depth) + " is too deep (at most 1048576 tokens)");
+  if (model->config().context_length > 0 && needed - 1 > model->config().context_length) {
+    // As llama-bench: measured anyway (the cost does not depend on the model having been trained
+    // that far), with a word that the outputs themselves would not be meaningful.
+    std::fprintf(stderr, "bench: warning: -d %d + max(-p, -n) = %lld tokens exceed the model's context (%d)\n", o.depth,
+                 static_cast<long long>(needed - 1), model->config().context_length);
+  }
+  const int context = int(needed);
   TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<Forward> forward,
-                          make_forward(model, o.devices, o.threads, context, std::max(1, std::min(o.n_prompt, 512))));
+                          make_forward(model, o.devices, o.threads, context,
+                                                       std::max(1, std::min(std::max(o.n_prompt, o.depth), 512))));
   std::unique_ptr<Session> s = Session::over(model, std::move(forward));
   BenchResult r;
   // The first repetition warms caches, page-ins and thread spin-up, and is not counted.
   for (int rep = 0; rep <= o.reps; ++rep) {
+    // -d: the cache is filled with `depth` tokens before each test (not timed), as llama-bench does.
+    auto fill_depth = [&]() -> Status {
+      if (o.depth == 0) return Status::Ok();
+      return s->eval(bench_tokens(o.depth, n_vocab, 3 + uint32_t(rep)), 0);
+    };
     if (o.n_prompt > 0) {
+      TANDEM_RETURN_IF_ERROR(fill_depth());
       const std::vector<TokenId> toks = bench_tokens(o.n_prompt, n_vocab, 7 + uint32_t(rep));
       const double t0 = now_seconds();
-      TANDEM_RETURN_IF_ERROR(s->eval(toks, 0));
+      TANDEM_RETURN_IF_ERROR(s->eval(toks, o.depth));
       const double dt = now_seconds() - t0;
       if (rep > 0) r.pp_tok_s.push_back(o.n_prompt / dt);
     }
     if (o.n_gen > 0) {
-      // tgN: N single-token steps from an empty context, as llama-bench measures generation.
+      // tgN: N single-token steps after the depth's tokens, as llama-bench measures generation.
+      TANDEM_RETURN_IF_ERROR(fill_depth());
       TokenId t = bench_tokens(1, n_vocab, 99)[0];
       const double t0 = now_seconds();
       for (int i = 0; i < o.n_gen; ++i) {
         const TokenId one[1] = {t};
-        TANDEM_RETURN_IF_ERROR(s->eval(one, i));
+        TANDEM_RETURN_IF_ERROR(s->eval(one, o.depth + i));
         t = argmax(s->logits());
       }
       const double dt = now_seconds() - t0;
@@ -103,6 +120,7 @@ void print_bench(const Model& model, const BenchOptions& o, const BenchResult& r
                         {"strategy", o.devices.several() ? o.devices.strategy : ""},
                         {"pp", o.n_prompt},
                         {"tg", o.n_gen},
+                        {"depth", o.depth},
                         {"reps", o.reps},
                         {"pp_tok_s", pp.mean},
                         {"pp_tok_s_stddev", pp.stddev},
@@ -124,7 +142,8 @@ void print_bench(const Model& model, const BenchOptions& o, const BenchResult& r
                                                                                  : o.devices.devices;
   auto row = [&](const char* kind, int n, MeanStd m) {
     char test[32], rate[64];
-    std::snprintf(test, sizeof test, "%s%d", kind, n);
+    if (o.depth > 0) std::snprintf(test, sizeof test, "%s%d @ d%d", kind, n, o.depth);
+    else std::snprintf(test, sizeof test, "%s%d", kind, n);
     std::snprintf(rate, sizeof rate, "%.2f ± %.2f", m.mean, m.stddev);
     std::printf("| %-18s | %12s | %9s | %-24s | %7d | %7s | %20s |\n", type.c_str(),
                 human_size(model.weight_bytes()).c_str(), human_params(model.n_params()).c_str(),
@@ -147,6 +166,8 @@ Command add_bench(CLI::App& app) {
   o->bench.devices.add_to(sub);
   sub->add_option("-p,--n-prompt", o->bench.n_prompt, "prompt tokens (ppN; 0: skip)")->capture_default_str();
   sub->add_option("-n,--n-gen", o->bench.n_gen, "generated tokens (tgN; 0: skip)")->capture_default_str();
+  sub->add_option("-d,--n-depth", o->bench.depth, "tokens in the KV cache before each test (prompt processed untimed)")
+      ->capture_default_str();
   sub->add_option("-r,--repetitions", o->bench.reps, "measured repetitions after one warm-up")->capture_default_str();
   sub->add_flag("--json", o->json, "print one JSON object");
   return {sub, [o]() -> Status {

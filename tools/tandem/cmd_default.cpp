@@ -88,13 +88,17 @@ Status run_default_job() {
   std::printf("\n[2/5] tandem run -m %s -p \"...\" -n %d --temp 0   (the cpu, %d threads)\n", path.c_str(), kGenerate, threads);
   TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<Session> cpu_session, Session::create(model, {threads, 256, 256}));
   TANDEM_ASSIGN_OR_RETURN(Generation cpu, generate(*model, *cpu_session, prompt));
-  // The devices compute in fp32; the cpu's prefill GEMM rounds activations to bf16 for speed
-  // (llama.cpp rounds them to q8_0), which can flip an argmax where a random model's logits nearly
-  // tie. The devices' tokens are compared with the cpu's at fp32 too, generated here quietly.
+  // The devices compute in fp32; the cpu's prefill GEMM rounds activations to bf16 and its Q4_0 /
+  // Q8_0 decode to int8 for speed (llama.cpp rounds both to q8_0), which can flip an argmax where
+  // a random model's logits nearly tie. The devices' tokens are compared with the cpu's at fp32
+  // too, generated here quietly.
   const cpu::GemmPrecision precision = cpu::gemm_precision();
+  const cpu::DecodePrecision decode_precision = cpu::decode_precision();
   cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
+  cpu::set_decode_precision(cpu::DecodePrecision::kFp32);
   Result<Generation> cpu_fp32 = generate(*model, *cpu_session, prompt, /*quiet=*/true);
   cpu::set_gemm_precision(precision);
+  cpu::set_decode_precision(decode_precision);
   TANDEM_RETURN_IF_ERROR(cpu_fp32.status());
   cpu_session.reset();
 
@@ -131,10 +135,10 @@ Status run_default_job() {
   const bool same_fp32 = devices_run.ids == cpu_fp32->ids, same_bf16 = devices_run.ids == cpu.ids;
   const bool same = same_fp32 || same_bf16;
   std::printf("greedy tokens: %s", same_fp32   ? "equal to the cpu's at fp32 activations"
-                                   : same_bf16 ? "equal to the cpu's with its bf16-activation prefill"
-                                               : "DIFFERENT from the cpu's (at fp32 and at bf16 activations)");
+                                   : same_bf16 ? "equal to the cpu's with its bf16 / int8 activations"
+                                               : "DIFFERENT from the cpu's (at fp32 and at bf16 / int8 activations)");
   if (cpu_fp32->ids != cpu.ids)
-    std::printf(" (the cpu's bf16-activation prefill and its fp32 one part at a near-tie of this random model)");
+    std::printf(" (the cpu's fast arithmetic and its fp32 one part at a near-tie of this random model)");
   std::printf("\n");
 
   std::printf("\n[5/5] tandem simulate --soc sd8gen3 -m %s --prompt %d --gen %d   (the solver's plan for the SoC model)\n",

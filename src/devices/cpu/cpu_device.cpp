@@ -24,8 +24,12 @@ void CpuDevice::run(const OpCall& c) {
     case OpKind::kMatmul: {
       const Weight& w = *c.weight;
       // The row range is a contiguous slice of the weight; its outputs start at column row_begin.
-      const cpu::WeightView view{w.type, w.data + size_t(c.row_begin) * w.row_bytes(), c.row_end - c.row_begin,
-                                 w.cols, w.row_bytes()};
+      cpu::WeightView view{w.type, w.data + size_t(c.row_begin) * w.row_bytes(), c.row_end - c.row_begin,
+                           w.cols, w.row_bytes()};
+      if (n <= cpu::kDecodeMaxRows && cpu::decode_precision() == cpu::DecodePrecision::kInt8Activations) {
+        view.packed = packed_for_decode(w);
+        view.packed_row0 = c.row_begin;
+      }
       cpu::matmul(pool_, view, c.a.data, n, c.a.ld, c.out.data + c.row_begin, c.out.ld);
       break;
     }
@@ -97,6 +101,17 @@ void CpuDevice::run(const OpCall& c) {
       break;
     }
   }
+}
+
+const cpu::PackedWeight* CpuDevice::packed_for_decode(const Weight& w) {
+  if (!cpu::can_pack_for_decode(w.type)) return nullptr;
+  std::lock_guard<std::mutex> lock(packed_mu_);
+  auto it = packed_.find(w.data);
+  if (it == packed_.end()) {
+    const cpu::WeightView whole{w.type, w.data, w.rows, w.cols, w.row_bytes()};
+    it = packed_.emplace(w.data, cpu::pack_for_decode(pool_, whole)).first;
+  }
+  return it->second.get();
 }
 
 Result<std::unique_ptr<Completion>> CpuDevice::submit(const OpCall& c) {

@@ -2,9 +2,13 @@
 // thread pool (submit() returns finished work).
 #pragma once
 
+#include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "devices/cpu/matmul/packed_weight.h"
 #include "devices/device.h"
 
 namespace tandem::devices {
@@ -19,7 +23,13 @@ class CpuDevice final : public Device {
 
  private:
   void run(const OpCall& call);
+  // The decode copy of a Q4_0 / Q8_0 weight (packed_weight.h), made on its first decode matmul
+  // and kept for the device's life; null where this CPU or type has no packed kernels.
+  const cpu::PackedWeight* packed_for_decode(const Weight& w);
+
   ThreadPool pool_;
+  std::mutex packed_mu_;  // submit() may be called from a device worker and the host thread
+  std::unordered_map<const uint8_t*, std::unique_ptr<cpu::PackedWeight>> packed_;
   std::vector<float> attention_scratch_;  // grows to the largest attention seen, then reused
 };
 

@@ -17,6 +17,8 @@ class ThreadPool;
 
 namespace tandem::cpu {
 
+struct PackedWeight;
+
 // A weight matrix of `rows` output channels by `cols` inputs, row-major in `type`
 // (GGUF layout: dims[0] = cols is contiguous). cols is a multiple of the type's block size.
 struct WeightView {
@@ -25,6 +27,13 @@ struct WeightView {
   int64_t rows = 0;
   int64_t cols = 0;
   size_t row_bytes = 0;  // stride between rows
+  // Optional: the same rows repacked for the int8 decode kernels (packed_weight.h), as rows
+  // [packed_row0, packed_row0 + rows) of `packed`. Decode (m <= 8) on a CPU with AVX-512 VNNI then
+  // quantizes the activations to int8 per 32-column block (as llama.cpp's Q8_0 activations) and
+  // runs integer dot products; without it, or for prefill, `data` serves in fp32 arithmetic.
+  // packed_row0 must be a multiple of 16 for the packed path to be taken.
+  const PackedWeight* packed = nullptr;
+  int64_t packed_row0 = 0;
 };
 
 // y[i, r] = sum_k x[i, k] * W[r, k] for i < m, r < W.rows.
@@ -47,6 +56,21 @@ const char* matmul_isa();
 enum class GemmPrecision { kFp32, kBf16Activations };
 void set_gemm_precision(GemmPrecision p);
 GemmPrecision gemm_precision();
+
+// Arithmetic of decode (m <= 8) for Q4_0 / Q8_0 weights:
+//   kFp32:            weights decoded to fp32 next to fp32 FMAs (error: fp32 rounding only).
+//   kInt8Activations: the device attaches packed weights (WeightView::packed) and activations are
+//                     quantized to int8 per 32 columns with an fp32 scale (round to nearest):
+//                     relative error about 2^-8 of each activation block's largest |x|, the
+//                     arithmetic llama.cpp uses for these types.
+// The default is kInt8Activations unless TANDEM_MATMUL_PRECISION=fp32 (which forces fp32 for
+// both decode and prefill: the oracle path).
+enum class DecodePrecision { kFp32, kInt8Activations };
+void set_decode_precision(DecodePrecision p);
+DecodePrecision decode_precision();
+
+// Largest m that matmul treats as decode (matrix-vector kernels; packed weights apply).
+constexpr int64_t kDecodeMaxRows = 8;
 
 // Smallest m for which the bf16 GEMM is used (below it the cost is weight-bandwidth bound and
 // rounding activations would buy nothing).

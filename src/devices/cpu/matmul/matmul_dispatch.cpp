@@ -34,6 +34,11 @@ bool isa_available(MatmulIsa isa) {
 
 bool bf16_gemm_available() { return isa_available(MatmulIsa::kAvx512) && cpu_features().avx512bf16; }
 
+bool packed_decode_available() { return isa_available(MatmulIsa::kAvx512) && cpu_features().avx512vnni; }
+
+extern const PackedDecodeKernels kAvx512VnniPacked;
+const PackedDecodeKernels& avx512_vnni_packed() { return kAvx512VnniPacked; }
+
 MatmulIsa best_isa() {
   static const MatmulIsa isa = [] {
     if (isa_available(MatmulIsa::kAvx512)) return MatmulIsa::kAvx512;
@@ -67,6 +72,11 @@ void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const
                                                         : portable_kernels();
   const int t = weight_type_index(w.type);
   if (m <= kGemvMaxM) {
+    if (w.packed && isa == MatmulIsa::kAvx512 && packed_decode_available() &&
+        w.packed_row0 % PackedWeight::kRows == 0 && w.packed_row0 + w.rows <= w.packed->rows) {
+      run_packed_gemv(pool, args);
+      return;
+    }
     run_gemv(pool, args, kernels.gemv[t]);
     return;
   }
@@ -81,11 +91,16 @@ void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const
 }
 
 namespace {
+bool fp32_forced() {
+  const char* e = std::getenv("TANDEM_MATMUL_PRECISION");
+  return e && std::strcmp(e, "fp32") == 0;
+}
 std::atomic<GemmPrecision>& precision_state() {
-  static std::atomic<GemmPrecision> p{[] {
-    const char* e = std::getenv("TANDEM_MATMUL_PRECISION");
-    return e && std::strcmp(e, "fp32") == 0 ? GemmPrecision::kFp32 : GemmPrecision::kBf16Activations;
-  }()};
+  static std::atomic<GemmPrecision> p{fp32_forced() ? GemmPrecision::kFp32 : GemmPrecision::kBf16Activations};
+  return p;
+}
+std::atomic<DecodePrecision>& decode_precision_state() {
+  static std::atomic<DecodePrecision> p{fp32_forced() ? DecodePrecision::kFp32 : DecodePrecision::kInt8Activations};
   return p;
 }
 }  // namespace
@@ -94,6 +109,8 @@ std::atomic<GemmPrecision>& precision_state() {
 
 void set_gemm_precision(GemmPrecision p) { detail::precision_state().store(p, std::memory_order_relaxed); }
 GemmPrecision gemm_precision() { return detail::precision_state().load(std::memory_order_relaxed); }
+void set_decode_precision(DecodePrecision p) { detail::decode_precision_state().store(p, std::memory_order_relaxed); }
+DecodePrecision decode_precision() { return detail::decode_precision_state().load(std::memory_order_relaxed); }
 
 void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t m, int64_t ldx, float* y,
             int64_t ldy) {

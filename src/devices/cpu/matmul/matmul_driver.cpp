@@ -22,6 +22,28 @@ void run_gemv(ThreadPool& pool, const MatmulArgs& a, GemvFn fn) {
   });
 }
 
+void run_packed_gemv(ThreadPool& pool, const MatmulArgs& a) {
+  const PackedWeight& w = *a.w.packed;
+  const PackedDecodeKernels& k = avx512_vnni_packed();
+  // The caller quantizes the activations once (a few microseconds for m = 1) and the threads share
+  // them; the pool's start is the barrier.
+  const int64_t blocks = a.w.cols / 32;
+  const size_t q_bytes = size_t(a.m * a.w.cols), s_bytes = size_t(a.m * blocks) * 4;
+  char* scratch = static_cast<char*>(thread_scratch(kScratchQuantX, q_bytes + 2 * s_bytes + 64));
+  int8_t* xq = reinterpret_cast<int8_t*>(scratch);
+  float* xd = reinterpret_cast<float*>(scratch + (q_bytes + 63) / 64 * 64);
+  int32_t* xs = reinterpret_cast<int32_t*>(xd + a.m * blocks);
+  k.quantize(a.x, a.ldx, a.m, a.w.cols, xq, xd, xs);
+  const PackedGemvArgs args{&w, a.w.packed_row0 / PackedWeight::kRows, a.w.rows, a.m, xq, a.w.cols, xd, xs, a.y, a.ldy};
+  const auto fn = w.type == DType::Q4_0 ? k.q4_0 : k.q8_0;
+  // Each thread streams a contiguous run of 16-row groups.
+  const int64_t groups = (a.w.rows + PackedWeight::kRows - 1) / PackedWeight::kRows;
+  pool.run([&](int ith, int nth) {
+    const int64_t g0 = groups * ith / nth, g1 = groups * (ith + 1) / nth;
+    if (g0 < g1) fn(args, g0, g1);
+  });
+}
+
 void run_gemm(ThreadPool& pool, const MatmulArgs& a, const GemmKernels& k) {
   const int64_t cols = a.w.cols;
   const int64_t kpad = (cols + k.k_align - 1) / k.k_align * k.k_align;

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "devices/cpu/matmul/matmul.h"
+#include "devices/cpu/matmul/packed_weight.h"
 
 namespace tandem::cpu::detail {
 
@@ -24,7 +25,7 @@ bool bf16_gemm_available();         // AVX512-BF16 present (and the AVX-512 path
 MatmulIsa best_isa();
 
 // Decode: m <= kGemvMaxM activation rows stream the weight once (matrix-vector).
-constexpr int64_t kGemvMaxM = 8;
+constexpr int64_t kGemvMaxM = kDecodeMaxRows;
 
 struct MatmulArgs {
   WeightView w;
@@ -78,7 +79,29 @@ const IsaKernels& avx512_kernels();
 // bf16-activation GEMM for the types bf16 holds exactly (BF16, Q8_0, Q4_0); null micro elsewhere.
 const GemmKernels* avx512_bf16_gemm(DType t);
 
+// Decode on packed weights (packed_weight.h) with int8 activations.
+struct PackedGemvArgs {
+  const PackedWeight* w;
+  int64_t group0;  // the view's first group in w
+  int64_t rows;    // the view's rows (y columns written)
+  int64_t m;
+  const int8_t* xq;   // m rows of quantized activations, xq_stride bytes apart
+  int64_t xq_stride;  // = cols
+  const float* xd;    // m x blocks activation block scales
+  const int32_t* xs;  // m x blocks sums of the quantized activations
+  float* y;
+  int64_t ldy;
+};
+struct PackedDecodeKernels {
+  void (*quantize)(const float* x, int64_t ldx, int64_t m, int64_t cols, int8_t* q, float* d, int32_t* sums);
+  void (*q4_0)(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end);  // groups of the view
+  void (*q8_0)(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end);
+};
+bool packed_decode_available();  // AVX-512 path usable and AVX512-VNNI present
+const PackedDecodeKernels& avx512_vnni_packed();
+
 void run_gemv(ThreadPool& pool, const MatmulArgs& a, GemvFn fn);
+void run_packed_gemv(ThreadPool& pool, const MatmulArgs& a);
 void run_gemm(ThreadPool& pool, const MatmulArgs& a, const GemmKernels& k);
 
 // Runs the multiplication on an explicit path; the ISA must be available. Precision kBf16Activations
@@ -89,7 +112,7 @@ void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const
 
 // A per-thread 64-byte-aligned buffer, one per slot, grown on demand and kept for the thread's
 // lifetime, so steady-state calls allocate nothing.
-enum ScratchSlot { kScratchPackedX = 0, kScratchPanel = 1, kScratchScales = 2, kScratchSlots = 3 };
+enum ScratchSlot { kScratchPackedX = 0, kScratchPanel = 1, kScratchScales = 2, kScratchQuantX = 3, kScratchSlots = 4 };
 void* thread_scratch(ScratchSlot slot, size_t bytes);
 
 }  // namespace tandem::cpu::detail

@@ -1,0 +1,95 @@
+// Builds the interleaved copy described in packed_weight.h. Plain byte moves (compiled with
+// baseline flags): the kernels that read the layout live in gemv_int8_avx512.cpp.
+#include "devices/cpu/matmul/packed_weight.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "core/quant.h"
+#include "core/thread_pool.h"
+#include "devices/cpu/matmul/matmul_internal.h"
+
+namespace tandem::cpu {
+namespace {
+
+constexpr size_t kHugePage = size_t(2) << 20;
+
+// Anonymous memory aligned to a huge page and advised for transparent huge pages: a 600 MB
+// weight set then needs ~300 TLB entries instead of ~150000 4 KiB ones.
+uint8_t* alloc_huge(size_t bytes) {
+  const size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(kHugePage, rounded);
+  if (!p) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  ::madvise(p, rounded, MADV_HUGEPAGE);  // advice only: without THP the copy still works
+#endif
+  return static_cast<uint8_t*>(p);
+}
+
+template <class Block>
+const Block* block_at(const WeightView& w, int64_t row, int64_t b) {
+  return reinterpret_cast<const Block*>(static_cast<const uint8_t*>(w.data) + size_t(row) * w.row_bytes) + b;
+}
+
+// One group: rows [16g, 16g + 16) of w (rows past the end stay zero: scale 0, quants 0).
+void pack_group(const WeightView& w, const PackedWeight& p, int64_t g, uint8_t* dst) {
+  const int64_t r0 = g * PackedWeight::kRows;
+  const int lanes = int(std::min<int64_t>(PackedWeight::kRows, w.rows - r0));
+  const int dwords = int(p.qs_bytes_per_block / 4 / PackedWeight::kRows);  // 4 (Q4_0) or 8 (Q8_0)
+  uint8_t* qs = dst;
+  uint16_t* scales = reinterpret_cast<uint16_t*>(dst + size_t(p.blocks) * p.qs_bytes_per_block);
+  std::memset(dst, 0, p.group_bytes);
+  for (int64_t b = 0; b < p.blocks; ++b) {
+    uint8_t* qb = qs + size_t(b) * p.qs_bytes_per_block;
+    for (int lane = 0; lane < lanes; ++lane) {
+      const uint8_t* src;
+      if (p.type == DType::Q4_0) {
+        const BlockQ4_0* blk = block_at<BlockQ4_0>(w, r0 + lane, b);
+        src = blk->qs;
+        std::memcpy(&scales[b * PackedWeight::kRows + lane], &blk->d, 2);
+      } else {
+        const BlockQ8_0* blk = block_at<BlockQ8_0>(w, r0 + lane, b);
+        src = reinterpret_cast<const uint8_t*>(blk->qs);
+        std::memcpy(&scales[b * PackedWeight::kRows + lane], &blk->d, 2);
+      }
+      for (int j = 0; j < dwords; ++j) {
+        uint8_t* out = qb + (size_t(j) * PackedWeight::kRows + size_t(lane)) * 4;
+        std::memcpy(out, src + j * 4, 4);
+        if (p.type == DType::Q8_0)
+          for (int t = 0; t < 4; ++t) out[t] ^= 0x80;  // s8 -> u8 (value + 128)
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void PackedWeight::Free::operator()(uint8_t* p) const { std::free(p); }
+
+bool can_pack_for_decode(DType type) {
+  return (type == DType::Q4_0 || type == DType::Q8_0) && detail::packed_decode_available();
+}
+
+std::unique_ptr<PackedWeight> pack_for_decode(ThreadPool& pool, const WeightView& w) {
+  if (!can_pack_for_decode(w.type) || w.rows <= 0 || w.cols <= 0 || w.cols % 32 != 0) return nullptr;
+  auto p = std::make_unique<PackedWeight>();
+  p->type = w.type;
+  p->rows = w.rows;
+  p->cols = w.cols;
+  p->groups = (w.rows + PackedWeight::kRows - 1) / PackedWeight::kRows;
+  p->blocks = w.cols / 32;
+  p->qs_bytes_per_block = w.type == DType::Q4_0 ? 256 : 512;
+  const size_t raw = size_t(p->blocks) * (p->qs_bytes_per_block + PackedWeight::kRows * 2);
+  p->group_bytes = (raw + 63) / 64 * 64;
+  p->data_.reset(alloc_huge(p->bytes()));
+  pool.parallel_for(size_t(p->groups), [&](size_t g0, size_t g1, int) {
+    for (size_t g = g0; g < g1; ++g) pack_group(w, *p, int64_t(g), p->data_.get() + g * p->group_bytes);
+  });
+  return p;
+}
+
+}  // namespace tandem::cpu

@@ -1,0 +1,64 @@
+// A weight repacked for the int8 decode kernels: sixteen rows interleaved so one zmm holds a
+// piece of each of them, and the dot products of sixteen rows are sixteen lanes of one register.
+//
+// Why repack: in GGUF's row-major Q4_0 / Q8_0 every 32-element block of every row carries its own
+// fp16 scale, so a kernel on that layout spends most of its instructions widening nibbles and
+// broadcasting one scale per block per row -- decode then runs out of instructions before it runs
+// out of memory bandwidth. Interleaved, the block's sixteen scales are one 32-byte load and one
+// conversion, and the quantized values feed vpdpbusd (u8 x s8 -> s32, four products per lane)
+// directly against int8-quantized activations. The packed copy has exactly the bytes of the
+// original (plus row padding to a multiple of 16).
+//
+// Layout, per group of 16 rows (the last group zero-padded), per 32-column block b:
+//   qs     [b][j][lane]: dword j of row (16g + lane)'s block b -- four bytes of its quants.
+//          Q4_0 (4 dwords): bytes as stored; low nibbles are elements 4j..4j+3, high nibbles
+//          elements 16+4j..16+4j+3, both offset by +8. Q8_0 (8 dwords): elements 4j..4j+3,
+//          stored XOR 0x80 (= value + 128 as u8, since vpdpbusd wants an unsigned operand).
+//   scales [b][lane]:    the fp16 block scales.
+// A group's qs for all blocks come first, then its scales; groups are 64-byte aligned.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "core/dtype.h"
+#include "devices/cpu/matmul/matmul.h"
+
+namespace tandem {
+class ThreadPool;
+}
+
+namespace tandem::cpu {
+
+struct PackedWeight {
+  static constexpr int kRows = 16;  // rows per group (the zmm's dword lanes)
+
+  DType type = DType::Q4_0;  // Q4_0 or Q8_0
+  int64_t rows = 0, cols = 0;
+  int64_t groups = 0, blocks = 0;
+  size_t qs_bytes_per_block = 0;  // 256 (Q4_0) or 512 (Q8_0): one block of all 16 rows
+  size_t group_bytes = 0;         // stride between groups
+
+  const uint8_t* group(int64_t g) const { return data_.get() + size_t(g) * group_bytes; }
+  const uint8_t* qs(int64_t g) const { return group(g); }
+  const uint16_t* scales(int64_t g) const {
+    return reinterpret_cast<const uint16_t*>(group(g) + size_t(blocks) * qs_bytes_per_block);
+  }
+  size_t bytes() const { return size_t(groups) * group_bytes; }
+
+  struct Free {
+    void operator()(uint8_t* p) const;
+  };
+  std::unique_ptr<uint8_t, Free> data_;
+};
+
+// Whether decode on this CPU can use packed weights of this type (AVX-512 VNNI; Q4_0, Q8_0).
+bool can_pack_for_decode(DType type);
+
+// The packed copy of `w` (all its rows), built on the pool's threads; null where
+// can_pack_for_decode(w.type) is false. The copy lives in anonymous memory advised for huge pages,
+// so the decode stream walks few TLB entries.
+std::unique_ptr<PackedWeight> pack_for_decode(ThreadPool& pool, const WeightView& w);
+
+}  // namespace tandem::cpu
