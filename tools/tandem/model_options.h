@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tools/tandem/commands.h"
+#include "model/gguf/gguf.h"
 #include "model/tokenizer/tokenizer.h"
 
 namespace tandem::cli {
@@ -21,6 +22,10 @@ struct ModelOptions {
     if (model_required) m->required();
     sub->add_option("-t,--threads", threads, "CPU threads")->capture_default_str();
     sub->add_option("-c,--ctx-size", context, "context length in tokens (0: model's, at most 4096)");
+    sub->add_flag_callback(
+        "--mmap", [] { gguf::set_default_residency(gguf::Residency::kMap); },
+        "map the model file (lazy, shared with the page cache) instead of reading it into huge pages "
+        "(faster decode; the default up to half the machine's memory; also TANDEM_MMAP=1)");
   }
 };
 

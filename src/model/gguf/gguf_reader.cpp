@@ -1,10 +1,15 @@
-// GgufFile: opening (mmap), lifetime, and lookups. The format checks live in gguf_parse.cpp.
+// GgufFile: opening (a huge-page copy or an mmap), lifetime, and lookups. The format checks live
+// in gguf_parse.cpp.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <system_error>
 
@@ -22,6 +27,50 @@ struct FdCloser {
   int fd;
   ~FdCloser() { ::close(fd); }
 };
+
+constexpr size_t kHugePage = size_t(2) << 20;
+
+std::atomic<Residency>& residency_state() {
+  static std::atomic<Residency> r{[] {
+    const char* e = std::getenv("TANDEM_MMAP");
+    return e && std::strcmp(e, "1") == 0 ? Residency::kMap : Residency::kHugePages;
+  }()};
+  return r;
+}
+
+// A copy must leave room for the page cache and everything else the run allocates.
+bool fits_in_memory(size_t bytes) {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 && bytes <= size_t(pages) * size_t(page) / 2;
+}
+
+// Reads the whole file into fresh anonymous memory advised for huge pages; null with `error` set
+// on failure.
+uint8_t* read_into_huge_pages(int fd, size_t size, const std::string& path, std::string& error) {
+  const size_t rounded = (size + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(kHugePage, rounded);
+  if (!p) {
+    error = str_cat(path, ": read: cannot allocate ", uint64_t(size), " bytes");
+    return nullptr;
+  }
+#ifdef MADV_HUGEPAGE
+  ::madvise(p, rounded, MADV_HUGEPAGE);  // advice: without THP the copy still works
+#endif
+  uint8_t* dst = static_cast<uint8_t*>(p);
+  for (size_t done = 0; done < size;) {
+    const ssize_t n = ::pread(fd, dst + done, std::min<size_t>(size - done, size_t(1) << 30), off_t(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error = n == 0 ? str_cat(path, ": read: the file ended at byte ", uint64_t(done), " of ", uint64_t(size),
+                               " (changed while reading?)")
+                     : str_cat(path, ": read: failed at byte ", uint64_t(done), " (", errno_text(errno), ")");
+      std::free(p);
+      return nullptr;
+    }
+    done += size_t(n);
+  }
+  return dst;
+}
 
 }  // namespace
 
@@ -42,7 +91,13 @@ Result<std::shared_ptr<GgufFile>> GgufFile::open(const std::string& path) {
   std::shared_ptr<GgufFile> file(new GgufFile());
   file->path_ = path;
   file->size_ = size_t(st.st_size);
-  if (file->size_ > 0) {  // mmap rejects length 0; an empty file fails parse() with a clear message
+  if (file->size_ > 0 && default_residency() == Residency::kHugePages && fits_in_memory(file->size_)) {
+    std::string error;
+    uint8_t* copy = read_into_huge_pages(fd, file->size_, path, error);
+    if (!copy) return IoError(error);
+    file->base_ = copy;
+    file->owned_ = true;
+  } else if (file->size_ > 0) {  // mmap rejects length 0; an empty file fails parse() with a clear message
     // Read-only private mapping: the weights are shared with the page cache, never written.
     void* p = ::mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) return IoError(str_cat(path, ": mmap: failed (", errno_text(errno), ")"));
@@ -65,7 +120,11 @@ Result<std::shared_ptr<GgufFile>> GgufFile::from_memory(const uint8_t* data, siz
 
 GgufFile::~GgufFile() {
   if (mapped_) ::munmap(const_cast<uint8_t*>(base_), size_);
+  if (owned_) std::free(const_cast<uint8_t*>(base_));
 }
+
+void set_default_residency(Residency r) { residency_state().store(r, std::memory_order_relaxed); }
+Residency default_residency() { return residency_state().load(std::memory_order_relaxed); }
 
 const Value* GgufFile::find(std::string_view key) const {
   auto it = key_index_.find(key);
