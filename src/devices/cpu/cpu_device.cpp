@@ -109,7 +109,7 @@ const cpu::PackedWeight* CpuDevice::packed_for_decode(const Weight& w) {
   auto it = packed_.find(w.data);
   if (it == packed_.end()) {
     const cpu::WeightView whole{w.type, w.data, w.rows, w.cols, w.row_bytes()};
-    it = packed_.emplace(w.data, cpu::pack_for_decode(pool_, whole)).first;
+    it = packed_.emplace(w.data, cpu::pack_for_decode(pool_, whole, &packed_arena_)).first;
   }
   return it->second.get();
 }

@@ -30,6 +30,7 @@ class CpuDevice final : public Device {
   ThreadPool pool_;
   std::mutex packed_mu_;  // submit() may be called from a device worker and the host thread
   std::unordered_map<const uint8_t*, std::unique_ptr<cpu::PackedWeight>> packed_;
+  cpu::PackedArena packed_arena_;
   std::vector<float> attention_scratch_;  // grows to the largest attention seen, then reused
 };
 

@@ -17,6 +17,7 @@ namespace tandem::cpu {
 namespace {
 
 constexpr size_t kHugePage = size_t(2) << 20;
+constexpr size_t kArenaChunk = size_t(64) << 20;
 
 // Anonymous memory aligned to a huge page and advised for transparent huge pages: a 600 MB
 // weight set then needs ~300 TLB entries instead of ~150000 4 KiB ones.
@@ -74,7 +75,19 @@ bool can_pack_for_decode(DType type) {
   return (type == DType::Q4_0 || type == DType::Q8_0) && detail::packed_decode_available();
 }
 
-std::unique_ptr<PackedWeight> pack_for_decode(ThreadPool& pool, const WeightView& w) {
+uint8_t* PackedArena::allocate(size_t bytes) {
+  bytes = (bytes + 63) / 64 * 64;
+  if (used_ + bytes > capacity_) {
+    capacity_ = std::max(kArenaChunk, (bytes + kHugePage - 1) / kHugePage * kHugePage);
+    chunks_.emplace_back(alloc_huge(capacity_));
+    used_ = 0;
+  }
+  uint8_t* p = chunks_.back().get() + used_;
+  used_ += bytes;
+  return p;
+}
+
+std::unique_ptr<PackedWeight> pack_for_decode(ThreadPool& pool, const WeightView& w, PackedArena* arena) {
   if (!can_pack_for_decode(w.type) || w.rows <= 0 || w.cols <= 0 || w.cols % 32 != 0) return nullptr;
   auto p = std::make_unique<PackedWeight>();
   p->type = w.type;
@@ -85,9 +98,16 @@ std::unique_ptr<PackedWeight> pack_for_decode(ThreadPool& pool, const WeightView
   p->qs_bytes_per_block = w.type == DType::Q4_0 ? 256 : 512;
   const size_t raw = size_t(p->blocks) * (p->qs_bytes_per_block + PackedWeight::kRows * 2);
   p->group_bytes = (raw + 63) / 64 * 64;
-  p->data_.reset(alloc_huge(p->bytes()));
+  uint8_t* dst;
+  if (arena) {
+    dst = arena->allocate(p->bytes());
+  } else {
+    p->owned_.reset(alloc_huge(p->bytes()));
+    dst = p->owned_.get();
+  }
+  p->data_ = dst;
   pool.parallel_for(size_t(p->groups), [&](size_t g0, size_t g1, int) {
-    for (size_t g = g0; g < g1; ++g) pack_group(w, *p, int64_t(g), p->data_.get() + g * p->group_bytes);
+    for (size_t g = g0; g < g1; ++g) pack_group(w, *p, int64_t(g), dst + g * p->group_bytes);
   });
   return p;
 }

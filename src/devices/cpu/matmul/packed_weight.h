@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "core/dtype.h"
 #include "devices/cpu/matmul/matmul.h"
@@ -40,25 +41,41 @@ struct PackedWeight {
   size_t qs_bytes_per_block = 0;  // 256 (Q4_0) or 512 (Q8_0): one block of all 16 rows
   size_t group_bytes = 0;         // stride between groups
 
-  const uint8_t* group(int64_t g) const { return data_.get() + size_t(g) * group_bytes; }
+  const uint8_t* group(int64_t g) const { return data_ + size_t(g) * group_bytes; }
   const uint8_t* qs(int64_t g) const { return group(g); }
   const uint16_t* scales(int64_t g) const {
     return reinterpret_cast<const uint16_t*>(group(g) + size_t(blocks) * qs_bytes_per_block);
   }
   size_t bytes() const { return size_t(groups) * group_bytes; }
 
+  const uint8_t* data_ = nullptr;  // in `owned_` or in a PackedArena
   struct Free {
     void operator()(uint8_t* p) const;
   };
-  std::unique_ptr<uint8_t, Free> data_;
+  std::unique_ptr<uint8_t, Free> owned_;
+};
+
+// Huge-page memory for many packed weights: one 2 MiB-rounded allocation per weight would waste
+// up to 2 MiB each in resident memory (the last huge page of each is whole once touched; ~260 MB
+// over tinyllama's 155 matrices), so weights are carved out of 64 MiB chunks instead.
+class PackedArena {
+ public:
+  PackedArena() = default;
+  PackedArena(const PackedArena&) = delete;
+  PackedArena& operator=(const PackedArena&) = delete;
+  uint8_t* allocate(size_t bytes);  // 64-byte aligned; lives as long as the arena
+
+ private:
+  std::vector<std::unique_ptr<uint8_t, PackedWeight::Free>> chunks_;
+  size_t used_ = 0, capacity_ = 0;
 };
 
 // Whether decode on this CPU can use packed weights of this type (AVX-512 VNNI; Q4_0, Q8_0).
 bool can_pack_for_decode(DType type);
 
 // The packed copy of `w` (all its rows), built on the pool's threads; null where
-// can_pack_for_decode(w.type) is false. The copy lives in anonymous memory advised for huge pages,
-// so the decode stream walks few TLB entries.
-std::unique_ptr<PackedWeight> pack_for_decode(ThreadPool& pool, const WeightView& w);
+// can_pack_for_decode(w.type) is false. The copy lives in anonymous memory advised for huge pages
+// (in `arena` when given, else its own), so the decode stream walks few TLB entries.
+std::unique_ptr<PackedWeight> pack_for_decode(ThreadPool& pool, const WeightView& w, PackedArena* arena = nullptr);
 
 }  // namespace tandem::cpu
