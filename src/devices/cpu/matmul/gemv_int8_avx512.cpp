@@ -50,8 +50,10 @@ void quantize_rows(const float* x, int64_t ldx, int64_t m, int64_t cols, int8_t*
       const float scale = amax / 127.0f;
       const __m512 inv = _mm512_set1_ps(scale > 0 && finite ? 127.0f / amax : 0.0f);
       // Rounds to nearest even (the default MXCSR mode); |q| <= 127 so the narrowing is exact.
-      const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(v0, inv));
-      const __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(v1, inv));
+      // A non-finite block's quants are zeroed (NaN * 0 would convert to INT_MIN, and its sum would
+      // overflow); its NaN scale alone carries the poison to the output.
+      const __m512i q0 = finite ? _mm512_cvtps_epi32(_mm512_mul_ps(v0, inv)) : _mm512_setzero_si512();
+      const __m512i q1 = finite ? _mm512_cvtps_epi32(_mm512_mul_ps(v1, inv)) : _mm512_setzero_si512();
       int8_t* qb = q + i * cols + b * 32;
       _mm_storeu_si128(reinterpret_cast<__m128i*>(qb), _mm512_cvtepi32_epi8(q0));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(qb + 16), _mm512_cvtepi32_epi8(q1));
