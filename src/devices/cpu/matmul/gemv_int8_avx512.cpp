@@ -63,6 +63,18 @@ void quantize_rows(const float* x, int64_t ldx, int64_t m, int64_t cols, int8_t*
   }
 }
 
+// acc += (the block's 16 integer dot products) x (16 weight scales) x (the activation scale).
+inline __m512 add_block(__m512 acc, __m512i dot, __m512 weight_scales, float x_scale) {
+  return _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(weight_scales, _mm512_set1_ps(x_scale)), acc);
+}
+
+// Writes group g's 16 sums of each activation row (lanes past the view's rows are not written).
+template <int M>
+void store_group(const PackedGemvArgs& a, int64_t g, const __m512 (&acc)[M]) {
+  const __mmask16 valid = first_lanes(a.rows - g * PackedWeight::kRows);
+  for (int i = 0; i < M; ++i) _mm512_mask_storeu_ps(a.y + i * a.ldy + g * PackedWeight::kRows, valid, acc[i]);
+}
+
 // Q4_0: four qs dwords per row and block.
 template <int M>
 void q4_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
@@ -95,11 +107,10 @@ void q4_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
         hi = _mm512_dpbusd_epi32(hi, h3, bcast(xq + 28));
         __m512i dot = _mm512_add_epi32(lo, _mm512_srai_epi32(hi, 4));
         dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(8 * a.xs[i * blocks + b]));
-        acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(sw, _mm512_set1_ps(a.xd[i * blocks + b])), acc[i]);
+        acc[i] = add_block(acc[i], dot, sw, a.xd[i * blocks + b]);
       }
     }
-    const __mmask16 valid = first_lanes(a.rows - g * PackedWeight::kRows);
-    for (int i = 0; i < M; ++i) _mm512_mask_storeu_ps(a.y + i * a.ldy + g * PackedWeight::kRows, valid, acc[i]);
+    store_group<M>(a, g, acc);
   }
 }
 
@@ -129,11 +140,10 @@ void q8_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
         s0 = _mm512_dpbusd_epi32(s0, wq[3], bcast(xq + 12));
         s1 = _mm512_dpbusd_epi32(s1, wq[7], bcast(xq + 28));
         const __m512i dot = _mm512_sub_epi32(_mm512_add_epi32(s0, s1), _mm512_set1_epi32(128 * a.xs[i * blocks + b]));
-        acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(sw, _mm512_set1_ps(a.xd[i * blocks + b])), acc[i]);
+        acc[i] = add_block(acc[i], dot, sw, a.xd[i * blocks + b]);
       }
     }
-    const __mmask16 valid = first_lanes(a.rows - g * PackedWeight::kRows);
-    for (int i = 0; i < M; ++i) _mm512_mask_storeu_ps(a.y + i * a.ldy + g * PackedWeight::kRows, valid, acc[i]);
+    store_group<M>(a, g, acc);
   }
 }
 
