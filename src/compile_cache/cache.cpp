@@ -143,7 +143,7 @@ bool same_kv(const KvEntry& e, uint32_t capacity, uint32_t heads, uint32_t head_
 
 const ProgramEntry* CompileCache::find_kv_append(uint32_t rows, const KvGeometry& g) const {
   for (const ProgramEntry& p : manifest_.programs)
-    if (selected(p) && p.kind == "kv_append" && p.rows == rows && same_kv(p.kv, g.capacity, g.heads, g.head_dim) &&
+    if (g.fp16() && selected(p) && p.kind == "kv_append" && p.rows == rows && same_kv(p.kv, g.capacity, g.heads, g.head_dim) &&
         kv_layout_from_name(p.kv.layout) == g.layout)
       return &p;
   return nullptr;

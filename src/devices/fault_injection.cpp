@@ -58,7 +58,9 @@ Result<std::unique_ptr<Completion>> FaultInjectingDevice::submit(const OpCall& c
     // Scribble on the output so a fallback that forgets to recompute it shows in the result.
     if (call.kind == OpKind::kKvStore && call.paged_kv()) {  // its output is the pages, not a row of the pool
       (void)c->wait();
-      call.k_pages[kv_offset(call.kv_pages, uint32_t(call.n_past), 0) / 2] = 0x7bff;  // fp16 65504
+      // The first byte of the appended keys: the high byte of an fp16 or f32 value, or an fp16
+      // block scale's low byte; any of them changes the key.
+      call.k_pages[kv_offset(call.kv_pages, uint32_t(call.n_past), 0) + (call.kv_pages.type == DType::Q8_0 ? 0 : 1)] ^= 0x7b;
     } else if (call.out.data && call.out.rows > 0) {
       (void)c->wait();
       const int64_t c0 = call.kind == OpKind::kMatmul ? call.row_begin : 0;

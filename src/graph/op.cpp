@@ -68,7 +68,8 @@ std::string GraphSpec::key() const {
   }
   if (kind == OpKind::kKvStore)
     k += "@kv:" + (kv.capacity ? std::string(kv_layout_name(kv.layout)) + ":" + std::to_string(kv.capacity) + "x" +
-                                     std::to_string(kv.heads) + "x" + std::to_string(kv.head_dim)
+                                     std::to_string(kv.heads) + "x" + std::to_string(kv.head_dim) + ":" +
+                                     std::string(dtype_name(kv.type)) + "," + std::string(dtype_name(kv.v_type))
                                : std::string("host"));
   return k;
 }
@@ -85,6 +86,8 @@ Status check_kv(const OpCall& c, int64_t kv_dim) {
   if (!c.paged_kv()) return need(c.k_cache && c.v_cache, c, "needs k_cache and v_cache");
   const KvGeometry& g = c.kv_pages;
   TANDEM_RETURN_IF_ERROR(need(c.k_pages && c.v_pages, c, "needs k_pages and v_pages"));
+  TANDEM_RETURN_IF_ERROR(check_kv_type(g.type, g.head_dim, c.describe() + ": keys"));
+  TANDEM_RETURN_IF_ERROR(check_kv_type(g.v_type, g.head_dim, c.describe() + ": values"));
   TANDEM_RETURN_IF_ERROR(need(int64_t(g.width()) == kv_dim && int64_t(g.capacity) == c.context, c,
                               "KV pages of " + std::to_string(g.capacity) + " x " + std::to_string(g.width()) +
                                   " do not match context " + std::to_string(c.context) + " x kv width " + std::to_string(kv_dim)));

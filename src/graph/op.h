@@ -67,11 +67,12 @@ struct OpCall {
   bool half_split = false;
   float* k_cache = nullptr;  // keys [context x kv_dim]
   float* v_cache = nullptr;  // values transposed [kv_dim x context]
-  // kv_store / attention where an npu owns the layer's KV: fp16 pages in the compiled layout
-  // (core/kv_layout.h) instead of k_cache / v_cache. capacity 0: the host layout above.
+  // kv_store / attention over a typed cache instead of k_cache / v_cache (capacity 0: the host
+  // fp32 layout above): f16 or q8_0 token-major rows (--cache-type-k/v), or, where an npu owns the
+  // layer's KV, fp16 pages in the compiled layout (core/kv_layout.h). Byte addresses.
   KvGeometry kv_pages{0, 1, 0, 0, KvLayout::kTokenMajor};
-  uint16_t* k_pages = nullptr;
-  uint16_t* v_pages = nullptr;
+  uint8_t* k_pages = nullptr;
+  uint8_t* v_pages = nullptr;
   bool paged_kv() const { return kv_pages.capacity > 0; }
   // norm_linear: the projections (whole weights) and where each writes.
   struct Projection {

@@ -34,14 +34,35 @@ BufferPlan::BufferPlan(MemoryPool& pool, const ModelConfig& c, int max_batch, in
   ids_ = pool.reserve("token ids [B]", B * sizeof(int32_t), L);
   for (int l = 0; l < c.n_layers; ++l) {
     if (kv_pages_.capacity > 0) {
-      const std::string how = std::string(" (fp16 ") + std::string(kv_layout_name(kv_pages_.layout)) + " pages)";
-      k_cache_.push_back(pool.reserve("k cache layer " + std::to_string(l) + how, size_t(kv_pages_.bytes())));
-      v_cache_.push_back(pool.reserve("v cache layer " + std::to_string(l) + how, size_t(kv_pages_.bytes())));
+      const std::string how = " (" + std::string(kv_layout_name(kv_pages_.layout)) + " ";
+      k_cache_.push_back(pool.reserve("k cache layer " + std::to_string(l) + how + std::string(dtype_name(kv_pages_.type)) + ")",
+                                      size_t(kv_pages_.bytes())));
+      v_cache_.push_back(pool.reserve("v cache layer " + std::to_string(l) + how + std::string(dtype_name(kv_pages_.v_type)) + ")",
+                                      size_t(kv_pages_.values().bytes())));
+      kv_bytes_ += kv_pages_.bytes() + kv_pages_.values().bytes();
       continue;
     }
     k_cache_.push_back(pool.reserve("k cache layer " + std::to_string(l), T * kv * F));
     v_cache_.push_back(pool.reserve("v cache layer " + std::to_string(l), kv * T * F));
+    kv_bytes_ += 2 * T * kv * F;
   }
+}
+
+std::string describe_kv(const KvGeometry& g, const std::string& why) {
+  std::string s = g.capacity == 0 ? std::string("f32 keys, f32 values: the host layout (keys by row, values transposed)")
+                                  : std::string(dtype_name(g.type)) + " keys, " + std::string(dtype_name(g.v_type)) +
+                                        " values: " + std::string(kv_layout_name(g.layout)) + " rows";
+  return why.empty() ? s : s + "; " + why;
+}
+
+Result<KvGeometry> kv_cache_geometry(const ModelConfig& c, int context, DType k, DType v) {
+  TANDEM_RETURN_IF_ERROR(check_kv_type(k, uint32_t(c.head_dim), "--cache-type-k"));
+  TANDEM_RETURN_IF_ERROR(check_kv_type(v, uint32_t(c.head_dim), "--cache-type-v"));
+  if (k == DType::F32 && v == DType::F32) return KvGeometry{0, 1, 0, 0, KvLayout::kTokenMajor, k, v};
+  // Token-major: a token's append is one contiguous row per cache, and a head's keys are rows a
+  // fixed stride apart, which the attention reads as a typed matmul weight.
+  return KvGeometry{uint32_t(context), uint32_t(c.n_kv_heads), uint32_t(c.head_dim), uint32_t(context),
+                    KvLayout::kTokenMajor, k, v};
 }
 
 Buffers BufferPlan::bind(const MemoryPool& p) const {
@@ -57,10 +78,11 @@ Buffers BufferPlan::bind(const MemoryPool& p) const {
   b.sin_local = local_rope_ ? p.get_as<float>(sin_local_) : b.sin;
   b.ids = p.get_as<int32_t>(ids_);
   b.kv_pages = kv_pages_;
+  b.kv_bytes = kv_bytes_;
   for (size_t i = 0; i < k_cache_.size(); ++i) {
     if (kv_pages_.capacity > 0) {
-      b.k_pages.push_back(p.get_as<uint16_t>(k_cache_[i]));
-      b.v_pages.push_back(p.get_as<uint16_t>(v_cache_[i]));
+      b.k_pages.push_back(p.get_as<uint8_t>(k_cache_[i]));
+      b.v_pages.push_back(p.get_as<uint8_t>(v_cache_[i]));
     } else {
       b.k_cache.push_back(p.get_as<float>(k_cache_[i]));
       b.v_cache.push_back(p.get_as<float>(v_cache_[i]));

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <vector>
+#include <string>
 
 #include "graph/op.h"
 #include "model/model.h"
@@ -26,16 +27,18 @@ struct Buffers {
   float *cos_local = nullptr, *sin_local = nullptr;
   int32_t* ids = nullptr;
   std::vector<float*> k_cache, v_cache;  // per layer: [context x kv_dim], [kv_dim x context]
-  // Or, where an npu owns the KV, fp16 pages in the compiled layout (capacity 0: the above).
+  // Or a typed cache (capacity 0: the above): f16 / q8_0 token-major rows, or, where an npu owns
+  // the KV, fp16 pages in the compiled layout.
   KvGeometry kv_pages{0, 1, 0, 0, KvLayout::kTokenMajor};
-  std::vector<uint16_t*> k_pages, v_pages;  // per layer, kv_pages.bytes() each
+  std::vector<uint8_t*> k_pages, v_pages;  // per layer, kv_pages.bytes() and kv_pages.values().bytes()
+  uint64_t kv_bytes = 0;                    // the whole cache, every layer, K and V
 };
 
 // Reserves the regions in `pool` (call before pool.allocate()); bind() fills the pointers after.
 class BufferPlan {
  public:
-  // slot_rows 0: max_batch. kv_pages (capacity > 0): the KV cache as fp16 pages of that layout
-  // (its capacity the context, its width the model's kv_dim) instead of the host's fp32 caches.
+  // slot_rows 0: max_batch. kv_pages: the KV cache's geometry (its capacity the context, its width
+  // the model's kv_dim; kv_cache_geometry below) or capacity 0 for the host's fp32 caches.
   BufferPlan(MemoryPool& pool, const ModelConfig& cfg, int max_batch, int context, int slot_rows = 0,
              KvGeometry kv_pages = {0, 1, 0, 0, KvLayout::kTokenMajor});
   Buffers bind(const MemoryPool& pool) const;
@@ -46,7 +49,16 @@ class BufferPlan {
   size_t x_, xb_, q_, k_, v_, att_, gate_, up_, cos_, sin_, cos_local_ = 0, sin_local_ = 0, normed_, ids_;
   std::vector<size_t> k_cache_, v_cache_;
   KvGeometry kv_pages_;
+  uint64_t kv_bytes_ = 0;
 };
+
+// The cache for K and V element types k, v over `context` tokens: capacity 0 (the host fp32
+// layout: keys by row, values transposed, what every device reads) when both are f32, else
+// token-major rows of those types. The error names the type a head width cannot hold.
+Result<KvGeometry> kv_cache_geometry(const ModelConfig& cfg, int context, DType k, DType v);
+
+// The cache in words for -v: "f16 keys, q8_0 values: token-major rows" (then `why`, if given).
+std::string describe_kv(const KvGeometry& g, const std::string& why);
 
 // Host-side preparation of a chunk: token ids into b.ids, rope angles for positions
 // n_past.. into b.cos / b.sin (and b.cos_local / b.sin_local where local layers rotate apart).

@@ -51,6 +51,7 @@ struct ExecutionReport {
   // The KV cache: who owns it and in what layout (with a compile cache and an npu: why not the
   // npu's pages), and the appends the npu ran into its pages with the compiler's programs.
   std::string kv;
+  uint64_t kv_bytes = 0;  // the cache's memory, every layer, K and V
   uint64_t npu_kv_appends = 0;
   std::string device_note;  // how the device set was completed (the cpu joining an npu alone), or ""
   std::string plan;         // the solver's plan that ran and why each matmul went where, or "" (a fixed strategy)

@@ -16,7 +16,7 @@ class GraphForward final : public DecoderForward {
   // The device maps the pool here (unified memory: no op copies anything).
   static Result<std::unique_ptr<GraphForward>> create(std::shared_ptr<const Model> model,
                                                       std::unique_ptr<devices::Device> device, int context,
-                                                      int max_batch);
+                                                      int max_batch, KvTypes kv = {});
   devices::Device& device() { return *device_; }
   ExecutionReport execution_report() const override;
 
@@ -25,6 +25,7 @@ class GraphForward final : public DecoderForward {
   Status run_ops(const std::vector<graph::OpCall>& ops) override;
   std::unique_ptr<devices::Device> device_;
   DeviceUsage usage_;
+  std::string kv_note_;  // the cache's types and layout (ExecutionReport::kv)
 };
 
 // What a cpu-only forward is sized by.
@@ -35,6 +36,7 @@ struct CpuForwardOptions {
 };
 
 // The decoder on the cpu device: the default when no --devices is given.
-Result<std::unique_ptr<GraphForward>> make_cpu_forward(std::shared_ptr<const Model> model, CpuForwardOptions options);
+Result<std::unique_ptr<GraphForward>> make_cpu_forward(std::shared_ptr<const Model> model, CpuForwardOptions options,
+                                                       KvTypes kv = {});
 
 }  // namespace tandem

@@ -16,33 +16,44 @@ namespace {
 
 struct KvChoice {
   KvGeometry pages{0, 1, 0, 0, KvLayout::kTokenMajor};  // capacity 0: the host's fp32 caches
-  std::string why;                                       // for -v; "" without a compile cache
+  std::string why;                                       // for -v
+  bool npu_owned = false;                                // fp16 pages the npu's appends write
 };
 
-// Where the KV lives. With a compile cache holding appends of this cache's shape, the npu owns
-// it: fp16 pages in the layout of the compiler's decode append (EdgeLLM-MLIR's state/layout
-// level), written by those programs. Attention then reads the pages where it runs, which only
-// the cpu does; with another device in the GPU's role the KV stays in the host layout.
-KvChoice choose_kv(const HeteroOptions& o, const ModelConfig& c, int context,
-                   const std::map<std::string, std::unique_ptr<devices::Device>>& opened) {
+// Where the KV lives. With a compile cache holding appends of this cache's shape, an f16 cache
+// and the cpu in the GPU's role, the npu owns it: fp16 pages in the layout of the compiler's
+// decode append (EdgeLLM-MLIR's state/layout level), written by those programs, and read by the
+// cpu's attention. Otherwise the cache is what --cache-type-k/v ask for (kv_cache_geometry):
+// typed token-major rows, or the host fp32 layout for f32, written and read where the ops run.
+Result<KvChoice> choose_kv(const HeteroOptions& o, const ModelConfig& c, int context,
+                           const std::map<std::string, std::unique_ptr<devices::Device>>& opened) {
   KvChoice kv;
-  if (!o.npu_cache || o.partition.npu.empty()) return kv;
+  TANDEM_ASSIGN_OR_RETURN(kv.pages, graph::kv_cache_geometry(c, context, o.kv_types.k, o.kv_types.v));
+  if (!o.npu_cache || o.partition.npu.empty()) {
+    kv.why = graph::describe_kv(kv.pages, "");
+    return kv;
+  }
   const std::string shape = std::to_string(context) + " tokens x " + std::to_string(c.n_kv_heads) + " heads x " +
                             std::to_string(c.head_dim);
   const std::optional<KvGeometry> g =
       o.npu_cache->kv_pages_for(uint32_t(context), uint32_t(c.n_kv_heads), uint32_t(c.head_dim));
   if (!g) {
-    kv.why = "host fp32 layout: the compile cache holds no KV append for a cache of " + shape +
-             " (tandem compile with this context)";
+    kv.why = graph::describe_kv(kv.pages, "the compile cache holds no KV append for a cache of " + shape +
+                                              " (tandem compile with this context)");
+    return kv;
+  }
+  if (!kv.pages.fp16()) {
+    kv.why = graph::describe_kv(kv.pages, "the compiled KV appends write fp16 (the npu owns an f16 cache only)");
     return kv;
   }
   const auto gpu = opened.find(o.partition.gpu);
   if (gpu == opened.end() || gpu->second->caps().kind != devices::DeviceKind::kCpu) {
-    kv.why = "host fp32 layout: attention runs on " + o.partition.gpu +
-             ", which reads the host layout (the npu owns the KV beside the cpu: --devices npu or cpu,npu)";
+    kv.why = graph::describe_kv(kv.pages, "attention runs on " + o.partition.gpu +
+                                              ", which reads its own layout (the npu owns the KV beside the cpu: --devices npu or cpu,npu)");
     return kv;
   }
   kv.pages = *g;
+  kv.npu_owned = true;
   kv.why = "npu-owned fp16 pages, " + std::string(kv_layout_name(g->layout)) + " (" + std::to_string(g->page_tokens) +
            "-token pages) as the compiler laid them out, " + shape + "; attention on " + o.partition.gpu + " reads them";
   return kv;
@@ -98,8 +109,9 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   for (const auto& [name, d] : opened) kinds.emplace_back(name, d->caps().kind);
   TANDEM_ASSIGN_OR_RETURN(DeviceRoles roles, assign_roles(kinds, "--devices"));
   roles.apply_to(o.partition);
-  const KvChoice kv = choose_kv(o, c, shape.context, opened);
+  TANDEM_ASSIGN_OR_RETURN(const KvChoice kv, choose_kv(o, c, shape.context, opened));
   h->kv_note_ = kv.why;
+  o.partition.npu_owns_kv = kv.npu_owned;
   // Slots hold the chunk padded up to the next standard length, so padding happens in place.
   graph::BufferPlan plan(h->memory_, c, shape.max_batch, shape.context,
                          slot_rows_for(shape.max_batch, o.partition.standard_lengths), kv.pages);
@@ -182,6 +194,7 @@ ExecutionReport HeteroForward::execution_report() const {
   r.npu_row_ops = partitioner_->npu_row_ops();
   r.npu_fused = partitioner_->npu_fused();
   r.kv = kv_note_;
+  r.kv_bytes = buffers_.kv_bytes;
   r.npu_kv_appends = partitioner_->npu_kv_appends();
   r.first_placement = partitioner_->first_placement();
   r.device_note = device_note_;

@@ -30,6 +30,7 @@ struct HeteroOptions {
   int context = 0;      // 0: min(model context, 4096)
   int max_batch = 512;  // tokens per chunk
   int n_threads = 2;    // for a cpu device, if one is used
+  KvTypes kv_types;     // the cache's element types (an npu owns only an f16 one)
   SyncMode sync = SyncMode::kFast;
   // Poll even devices that compute on every host core (normally waited on blocking, since the
   // poll takes a core they need): for tests of the polling path and for measuring what it costs.

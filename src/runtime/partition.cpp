@@ -394,7 +394,7 @@ std::vector<int> Partitioner::lower_forward(const std::vector<OpCall>& ops, cons
 
 std::vector<int> Partitioner::lower(const OpCall& op, bool splittable, const std::vector<int>& after, TaskGraph& g,
                                     const std::string& label, const OpCall* consumer) {
-  if (op.kind == OpKind::kKvStore && op.paged_kv() && !opt_.npu.empty()) {
+  if (op.kind == OpKind::kKvStore && op.paged_kv() && opt_.npu_owns_kv && !opt_.npu.empty()) {
     if (std::optional<std::vector<int>> done = npu_kv_store(op, after, g, label)) return *done;
   }
   const bool row_op = op.kind == OpKind::kRmsNorm || op.kind == OpKind::kSwiglu || op.kind == OpKind::kAdd;

@@ -61,6 +61,9 @@ struct PartitionOptions {
   // chain of NPU matmuls is not broken by a GPU round trip for each norm, activation and residual
   // (EdgeLLM-MLIR; HeteroInfer's layer placement keeps them on the GPU, the default).
   bool npu_row_ops = false;
+  // The npu owns the KV (fp16 pages in its compiled layout, HeteroForward's choice): its kv_stores
+  // go to the npu as the compiler's appends. Otherwise a typed cache is the GPU's to write.
+  bool npu_owns_kv = false;
 };
 
 // Whether a device can run a call (devices::Device::supports); null: every device runs every call.

@@ -316,7 +316,7 @@ TEST(NpuDeviceCache, KvAppendWritesThePagesTheCpuWould) {
     std::vector<float> k(size_t(n * kv)), v(size_t(n * kv));
     for (float& x : k) x = nd(rng);
     for (float& x : v) x = nd(rng);
-    std::vector<uint16_t> want_k(g.bytes() / 2, 0x7777), want_v = want_k, k_pages = want_k, v_pages = want_k;
+    std::vector<uint8_t> want_k(g.bytes(), 0x77), want_v = want_k, k_pages = want_k, v_pages = want_k;
     cpu::kv_store_pages(k.data(), kv, v.data(), kv, n, g, want_k.data(), want_v.data(), n_past);
 
     auto dev = open_device("npu", model, 1);
@@ -340,6 +340,12 @@ TEST(NpuDeviceCache, KvAppendWritesThePagesTheCpuWould) {
     ASSERT_TRUE((*done)->wait().ok());
     EXPECT_EQ(k_pages, want_k) << kv_layout_name(layout);  // the appended tokens, and nothing else touched
     EXPECT_EQ(v_pages, want_v) << kv_layout_name(layout);
+    // The compiled appends write fp16: a q8_0 cache of the same shape is the cpu's to write.
+    OpCall q8 = call;
+    q8.kv_pages.v_type = DType::Q8_0;
+    const Result<PrepareReport> refused = npu->prepare(GraphSpec::of(q8));
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().message().find("q8_0 values"), std::string::npos) << refused.status().message();
   }
 }
 

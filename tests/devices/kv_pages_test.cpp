@@ -1,60 +1,139 @@
-// An npu that owns the KV keeps it as fp16 pages in the compiled layout; the cpu, hosting
-// attention beside it, must write and read those pages exactly as it does its own fp32 caches.
+// A typed KV cache (f32, f16 or q8_0 keys and values, token- or head-major: the --cache-type
+// flags' rows, or the fp16 pages an npu owns) must hold what was stored where kv_offset says, and
+// the cpu's attention over it must equal its attention over the host fp32 layout holding the
+// same numbers.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "core/half.h"
 #include "core/kv_layout.h"
+#include "core/quant.h"
 #include "core/thread_pool.h"
 #include "devices/cpu/attention.h"
+#include "devices/cpu/matmul/matmul.h"
 #include "devices/cpu/ops.h"
 
 namespace tandem {
 namespace {
 
-TEST(KvPages, CpuAttentionOverPagesMatchesTheHostLayout) {
-  const int heads = 4, kv_heads = 2, hd = 16, context = 40, kv = kv_heads * hd, qd = heads * hd;
+// Element d of (token, head) in a typed cache, as fp32.
+float cached(const KvGeometry& g, const std::vector<uint8_t>& cache, uint32_t t, uint32_t h, uint32_t d) {
+  const uint8_t* p = cache.data() + kv_offset(g, t, h);
+  switch (g.type) {
+    case DType::F16: {
+      fp16_t x;
+      std::memcpy(&x, p + 2 * d, 2);
+      return fp16_to_f32(x);
+    }
+    case DType::Q8_0: {
+      const auto* b = reinterpret_cast<const BlockQ8_0*>(p) + d / 32;
+      return fp16_to_f32(b->d) * float(b->qs[d % 32]);
+    }
+    default: {
+      float x;
+      std::memcpy(&x, p + 4 * d, 4);
+      return x;
+    }
+  }
+}
+
+// How far a stored element may be from the value given: exact for f32, fp16 rounding, and for
+// q8_0 half a step of its block (step d = the largest |x| of 32 over 127) plus the step's own fp16
+// rounding times up to 127 steps (127 x 2^-11 d).
+float store_tolerance(DType t, float x, float block_max) {
+  if (t == DType::F32) return 0.0f;
+  if (t == DType::F16) return std::max(std::fabs(x) * 0x1p-11f, 0x1p-25f);  // subnormals: half of 2^-24
+  return block_max / 127.0f * (0.5f + 127.0f * 0x1p-11f) * 1.001f;
+}
+
+struct Case {
+  DType k, v;
+  KvLayout layout;
+};
+
+TEST(KvPages, CpuAttentionOverTypedCachesMatchesTheHostLayout) {
+  // Scores' GEMM in fp32 (the default rounds activations to bf16 where the keys are q8_0): the
+  // comparison is of the cache paths, not of the prefill arithmetic.
+  const cpu::GemmPrecision saved = cpu::gemm_precision();
+  cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
+  const int heads = 8, kv_heads = 2, hd = 64, context = 48, kv = kv_heads * hd, qd = heads * hd;
   ThreadPool pool(2);
   std::mt19937 rng(3);
   std::normal_distribution<float> nd;
-  // Values fp16 holds exactly: both layouts then store the same numbers.
-  auto fp16_values = [&](size_t n) {
+  auto values = [&](size_t n) {
     std::vector<float> v(n);
-    for (float& x : v) x = fp16_to_f32(f32_to_fp16(nd(rng)));
+    for (float& x : v) x = nd(rng);
     return v;
   };
+  std::vector<Case> cases;
   for (KvLayout layout : {KvLayout::kTokenMajor, KvLayout::kHeadMajor})
-    for (int window : {0, 5}) {
-      const KvGeometry g{uint32_t(context), uint32_t(kv_heads), uint32_t(hd), 16, layout};
+    for (auto [k, v] : {std::pair{DType::F32, DType::F32}, std::pair{DType::F16, DType::F16},
+                        std::pair{DType::Q8_0, DType::Q8_0}, std::pair{DType::F16, DType::Q8_0},
+                        std::pair{DType::Q8_0, DType::F32}})
+      cases.push_back({k, v, layout});
+  for (const Case& c : cases)
+    for (const cpu::AttentionScores how : {cpu::AttentionScores{0, 0, 0}, cpu::AttentionScores{0, 0, 5},
+                                           cpu::AttentionScores{0.2f, 30.0f, 0}}) {
+      const KvGeometry g{uint32_t(context), uint32_t(kv_heads), uint32_t(hd), 16, c.layout, c.k, c.v};
+      const KvGeometry gv = g.values();
+      const std::string what = std::string(kv_layout_name(c.layout)) + " " + std::string(dtype_name(c.k)) + "/" +
+                               std::string(dtype_name(c.v)) + " window " + std::to_string(how.window) + " softcap " +
+                               std::to_string(how.softcap);
+      std::vector<uint8_t> k_pages(g.bytes()), v_pages(gv.bytes());
       std::vector<float> k_cache(size_t(context * kv)), v_cache(size_t(kv * context));
-      std::vector<uint16_t> k_pages(size_t(g.bytes() / 2)), v_pages(size_t(g.bytes() / 2));
       int n_past = 0;
-      for (int n : {7, 1, 3}) {  // a prompt, a decode step, a second chunk
-        const std::vector<float> k = fp16_values(size_t(n * kv)), v = fp16_values(size_t(n * kv)),
-                                 q = fp16_values(size_t(n * qd));
-        cpu::kv_store(k.data(), kv, v.data(), kv, n, kv, k_cache.data(), v_cache.data(), context, n_past);
+      // A prompt, a decode step, a chunk of 3 (summed row by row) and one of 12 (8 query heads
+      // per KV head x 12 rows: the transposed-values GEMM).
+      for (int n : {7, 1, 3, 12}) {
+        const std::vector<float> k = values(size_t(n * kv)), v = values(size_t(n * kv)), q = values(size_t(n * qd));
         cpu::kv_store_pages(k.data(), kv, v.data(), kv, n, g, k_pages.data(), v_pages.data(), n_past);
+        // The host layout holds exactly what the typed cache holds; each stored element is the
+        // value given, to within its type's rounding.
+        for (int i = 0; i < n; ++i)
+          for (uint32_t h = 0; h < g.heads; ++h) {
+            float k_max = 0, v_max = 0;
+            for (uint32_t d = 0; d < hd; ++d) {
+              if (d % 32 == 0) k_max = v_max = 0;
+              for (uint32_t e = d / 32 * 32; e < d / 32 * 32 + 32; ++e) {
+                k_max = std::max(k_max, std::fabs(k[size_t(i * kv) + h * hd + e]));
+                v_max = std::max(v_max, std::fabs(v[size_t(i * kv) + h * hd + e]));
+              }
+              const uint32_t t = uint32_t(n_past + i), col = h * hd + d;
+              const float ks = cached(g, k_pages, t, h, d), vs = cached(gv, v_pages, t, h, d);
+              const float kx = k[size_t(i * kv) + col], vx = v[size_t(i * kv) + col];
+              ASSERT_LE(std::fabs(ks - kx), store_tolerance(c.k, kx, k_max)) << what << " key " << t << "," << col;
+              ASSERT_LE(std::fabs(vs - vx), store_tolerance(c.v, vx, v_max)) << what << " value " << t << "," << col;
+              k_cache[size_t(t) * kv + col] = ks;
+              v_cache[size_t(col) * context + t] = vs;
+            }
+          }
         const int64_t stride = int64_t(n) * (n_past + n);
         std::vector<float> scratch(size_t(stride * pool.size())), host(size_t(n * qd)), paged(size_t(n * qd));
-        const cpu::AttentionScores how{0, 0, window};
         cpu::attention(pool, q.data(), qd, k_cache.data(), v_cache.data(), host.data(), qd, n, heads, kv_heads, hd, context,
                        n_past, how, scratch.data(), stride);
-        cpu::attention_pages(pool, q.data(), qd, g, k_pages.data(), v_pages.data(), paged.data(), qd, n, heads, n_past, how,
-                             scratch.data(), stride);
+        cpu::attention_pages(pool, q.data(), qd, g, k_pages.data(), v_pages.data(), paged.data(), qd, n, heads, n_past, how);
         for (size_t i = 0; i < host.size(); ++i)
-          ASSERT_NEAR(paged[i], host[i], 1e-5f * std::max(1.0f, std::fabs(host[i])))
-              << kv_layout_name(layout) << " window " << window << " n_past " << n_past << " at " << i;
+          ASSERT_NEAR(paged[i], host[i], 2e-5f * std::max(1.0f, std::fabs(host[i])))
+              << what << " n " << n << " n_past " << n_past << " at " << i;
         n_past += n;
       }
-      // Every stored value sits where the layout's addressing says.
-      for (uint32_t t = 0; t < uint32_t(n_past); ++t)
-        for (uint32_t h = 0; h < g.heads; ++h)
-          for (uint32_t d = 0; d < g.head_dim; ++d)
-            ASSERT_EQ(fp16_to_f32(k_pages[kv_offset(g, t, h) / 2 + d]), k_cache[t * kv + h * hd + d]);
     }
+  cpu::set_gemm_precision(saved);
+}
+
+TEST(KvPages, TypesAreCheckedByName) {
+  EXPECT_TRUE(kv_type_from_name("q8_0", "--cache-type-k").ok());
+  const Result<DType> bad = kv_type_from_name("q4_0", "--cache-type-v");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--cache-type-v"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("q4_0"), std::string::npos);
+  // q8_0 blocks of 32 along a head: a head of 80 cannot hold them.
+  EXPECT_FALSE(check_kv_type(DType::Q8_0, 80, "--cache-type-k").ok());
+  EXPECT_TRUE(check_kv_type(DType::F16, 80, "--cache-type-k").ok());
 }
 
 }  // namespace

@@ -236,6 +236,41 @@ TEST_P(PackedDecode, NanInActivationsPropagatesToItsRowOnly) {
   }
 }
 
+// weighted_row_sum: y += P W over W's rows (attention's values), every ISA and type, with tiles
+// of 64 rows crossed, plain-type tails, output rows in and past one register block, and y's
+// padding and p's unused columns left alone / never read.
+TEST_P(MatmulTest, WeightedRowSumMatchesReference) {
+  std::vector<int64_t> col_list = {32, 64, 256};
+  if (type() == DType::F32 || type() == DType::F16 || type() == DType::BF16) col_list.push_back(80);
+  for (int64_t cols : col_list)
+    for (int64_t rows : {1, 63, 130})
+      for (int64_t m : {1, 3, 8, 11}) {
+        SCOPED_TRACE("m=" + std::to_string(m) + " rows=" + std::to_string(rows) + " cols=" + std::to_string(cols));
+        const TestWeight w = testing::make_weight(type(), rows, cols, uint32_t(rows * 31 + cols), 6);
+        const int64_t ldp = rows + 2, ldy = cols + 3;
+        // p's two columns past `rows` are NaN: a kernel reading them poisons y.
+        std::vector<float> p = testing::make_activations(m, rows, ldp, uint32_t(m * 7 + rows));
+        std::vector<float> y(size_t(m * ldy), kSentinel);
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t c = 0; c < cols; ++c) y[size_t(i * ldy + c)] = float(i + 1) * 0.25f;  // accumulated onto
+        detail::weighted_row_sum_with(isa(), w.view(), p.data(), m, ldp, y.data(), ldy);
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t c = 0; c < ldy; ++c) {
+            const float got = y[size_t(i * ldy + c)];
+            if (c >= cols) {
+              ASSERT_EQ(std::memcmp(&got, &kSentinel, 4), 0) << "wrote padding y[" << i << "," << c << "]";
+              continue;
+            }
+            double want = double(i + 1) * 0.25, scale = 0.25;
+            for (int64_t r = 0; r < rows; ++r) {
+              want += double(p[size_t(i * ldp + r)]) * w.values[size_t(r * cols + c)];
+              scale += std::fabs(double(p[size_t(i * ldp + r)]) * w.values[size_t(r * cols + c)]);
+            }
+            ASSERT_LE(std::fabs(double(got) - want), 1e-5 * scale) << "y[" << i << "," << c << "] = " << got;
+          }
+      }
+}
+
 INSTANTIATE_TEST_SUITE_P(QuantizedTypes, PackedDecode, ::testing::Values(DType::Q8_0, DType::Q4_0),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 

@@ -41,6 +41,8 @@ constexpr double kTolerance = 2e-4;
 // Every run's KV length; past the phi3 test model's original context (32), so its LongRoPE long
 // factors serve (the reference is told the same length).
 constexpr int kContext = 64;
+// The oracle's arithmetic keeps the KV in fp32; the f16 default and q8_0 have their own test below.
+constexpr KvTypes kOracleKv{DType::F32, DType::F32};
 
 class ForwardVsReference : public ::testing::TestWithParam<Case> {};
 
@@ -60,6 +62,8 @@ struct PrecisionGuard {
 // models: 0.8-2.1% of the largest logit, 3.5% on gemma2 (embeddings scaled by sqrt(dim), tied
 // output); a wrong scale, nibble or offset gives errors of order 100%.
 constexpr double kInt8DecodeTolerance = 5e-2;
+constexpr double kF16KvTolerance = 2e-3;  // measured at most 8.2e-4
+constexpr double kQ8KvTolerance = 5e-2;   // measured at most 2.5e-2
 
 TEST_P(ForwardVsReference, LogitsMatchAtSeveralPositionsAndPromptLengths) {
   const Case c = GetParam();
@@ -84,7 +88,7 @@ TEST_P(ForwardVsReference, LogitsMatchAtSeveralPositionsAndPromptLengths) {
       for (size_t i = 0; i < decoded.size(); ++i) want.push_back(ref.step(decoded[i], prompt_len + int(i)));
       for (int threads : {1, 2, 3}) {
         // max_batch 8 makes the 19-token prompt run as three prefill chunks.
-        auto fwd = make_cpu_forward(model, {threads, kContext, 8});
+        auto fwd = make_cpu_forward(model, {threads, kContext, 8}, kOracleKv);
         ASSERT_TRUE(fwd.ok()) << fwd.status().message();
         // Prefill with all logits: every prompt position is checked.
         std::vector<float> logits(size_t(prompt_len) * n_vocab);
@@ -157,7 +161,7 @@ TEST_P(ForwardVsReference, LongPromptPrefillInBothGemmPrecisions) {
   for (auto [precision, tolerance] : {std::pair{cpu::GemmPrecision::kFp32, kTolerance},
                                       std::pair{cpu::GemmPrecision::kBf16Activations, 3e-2}}) {
     cpu::set_gemm_precision(precision);
-    auto fwd = make_cpu_forward(model, {2, kContext, 64});
+    auto fwd = make_cpu_forward(model, {2, kContext, 64}, kOracleKv);
     ASSERT_TRUE(fwd.ok());
     std::vector<float> logits(size_t(prompt_len) * n_vocab);
     ASSERT_TRUE((*fwd)->eval(prompt, 0, logits.data(), true).ok());
@@ -165,6 +169,50 @@ TEST_P(ForwardVsReference, LongPromptPrefillInBothGemmPrecisions) {
       const double err = relative_error(std::span(logits).subspan(size_t(p) * n_vocab, size_t(n_vocab)), want[size_t(p)]);
       EXPECT_LT(err, tolerance) << "precision " << int(precision) << " position " << p;
     }
+  }
+}
+
+// The KV cache in f16 (the default, as llama.cpp) and q8_0 (-ctk/-ctv): keys and values rounded
+// as they are stored, everything else in the oracle's fp32 arithmetic. Budgets, relative to the
+// largest logit, from the errors measured on the test models (f16 at most 8.2e-4, q8_0 at most
+// 2.5e-2): f16 rounds each element by 2^-11 of itself, q8_0 by 1/254 of its block's largest; a
+// misplaced head, block or token gives errors of order 100%. Models whose heads are not a multiple
+// of 32 wide cannot hold q8_0 blocks: the forward must refuse, naming the flag.
+TEST_P(ForwardVsReference, KvCacheTypesStayWithinTheirBudget) {
+  const Case c = GetParam();
+  PrecisionGuard guard;
+  cpu::set_decode_precision(cpu::DecodePrecision::kFp32);
+  cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
+  auto model = testing::load_or_die(testing::small_model_path(c.arch, c.type, c.tied));
+  ASSERT_TRUE(model);
+  const int n_vocab = model->config().n_vocab, prompt_len = 11;
+  std::vector<TokenId> tokens;
+  for (int i = 0; i < prompt_len + 3; ++i) tokens.push_back(TokenId((i * 7919 + 3) % n_vocab));
+  ReferenceForward ref(model, kContext);
+  std::vector<std::vector<double>> want;
+  for (int p = 0; p < prompt_len + 3; ++p) want.push_back(ref.step(tokens[size_t(p)], p));
+  for (auto [kv, tolerance] : {std::pair{KvTypes{DType::F16, DType::F16}, kF16KvTolerance},
+                               std::pair{KvTypes{DType::Q8_0, DType::Q8_0}, kQ8KvTolerance},
+                               std::pair{KvTypes{DType::F16, DType::Q8_0}, kQ8KvTolerance}}) {
+    const std::string what = std::string(dtype_name(kv.k)) + "/" + std::string(dtype_name(kv.v));
+    auto fwd = make_cpu_forward(model, {2, kContext, 8}, kv);
+    if ((kv.k == DType::Q8_0 || kv.v == DType::Q8_0) && model->config().head_dim % 32 != 0) {
+      ASSERT_FALSE(fwd.ok()) << what << " with heads " << model->config().head_dim << " wide";
+      EXPECT_NE(fwd.status().message().find("--cache-type-"), std::string::npos) << fwd.status().message();
+      continue;
+    }
+    ASSERT_TRUE(fwd.ok()) << fwd.status().message();
+    std::vector<float> logits(size_t(prompt_len) * n_vocab);
+    ASSERT_TRUE((*fwd)->eval(std::span(tokens).first(size_t(prompt_len)), 0, logits.data(), true).ok());
+    double worst = 0;
+    for (int p = 0; p < prompt_len; ++p)
+      worst = std::max(worst, relative_error(std::span(logits).subspan(size_t(p) * n_vocab, size_t(n_vocab)), want[size_t(p)]));
+    std::vector<float> step(static_cast<size_t>(n_vocab));
+    for (int p = prompt_len; p < prompt_len + 3; ++p) {
+      ASSERT_TRUE((*fwd)->eval(std::span(&tokens[size_t(p)], 1), p, step.data()).ok());
+      worst = std::max(worst, relative_error(step, want[size_t(p)]));
+    }
+    EXPECT_LT(worst, tolerance) << what;
   }
 }
 
@@ -192,7 +240,7 @@ TEST(LongRope, FactorsFollowTheRunLength) {
   for (int i = 0; i < n; ++i) prompt.push_back(TokenId((i * 389 + 11) % n_vocab));
   std::vector<std::vector<float>> last;
   for (int context : {32, 64}) {
-    auto fwd = make_cpu_forward(model, {2, context, 16});
+    auto fwd = make_cpu_forward(model, {2, context, 16}, kOracleKv);
     ASSERT_TRUE(fwd.ok()) << fwd.status().message();
     std::vector<float> logits(size_t(n) * n_vocab);
     ASSERT_TRUE((*fwd)->eval(prompt, 0, logits.data(), true).ok());

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/quant.h"
@@ -82,6 +84,25 @@ TEST(OpenclPerf, PrintsPerOpMicroseconds) {
                 return ops.attention(q.ref(), heads * hd, kc.ref(), vc.ref(), o.ref(), heads * hd, m, heads, kvh, hd,
                                      T, 0, e);
               }));
+  // The same over a typed cache (token-major; the default --cache-type is f16), and its store.
+  for (auto [kt, vt] : {std::pair{DType::F32, DType::F32}, std::pair{DType::F16, DType::F16},
+                        std::pair{DType::Q8_0, DType::Q8_0}}) {
+    const KvGeometry g{uint32_t(T), uint32_t(kvh), uint32_t(hd), 16, KvLayout::kTokenMajor, kt, vt};
+    GuardedBuffer kp(r, size_t(g.bytes() / 4)), vp(r, size_t(g.values().bytes() / 4));
+    const std::string types = std::string(dtype_name(kt)) + "/" + std::string(dtype_name(vt));
+    std::printf("[opencl]   attention_pages %-9s decode %9.1f us, prefill %9.1f us, kv_store 32 rows %7.1f us\n",
+                types.c_str(), median_us(r, 3, [&](Event* e) {
+                  return ops.attention_pages(q.ref(), heads * hd, g, kp.ref(), vp.ref(), o.ref(), heads * hd, 1, heads,
+                                             511, e);
+                }),
+                median_us(r, 3, [&](Event* e) {
+                  return ops.attention_pages(q.ref(), heads * hd, g, kp.ref(), vp.ref(), o.ref(), heads * hd, m, heads,
+                                             0, e);
+                }),
+                median_us(r, 3, [&](Event* e) {
+                  return ops.kv_store_pages(q.ref(), kv_dim, q.ref(), kv_dim, m, g, kp.ref(), vp.ref(), 0, e);
+                }));
+  }
   EXPECT_EQ(r.bytes_copied(), 0u);
 }
 

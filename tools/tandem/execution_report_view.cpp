@@ -29,6 +29,7 @@ nlohmann::json execution_json(const ExecutionReport& r) {
           {"npu_row_ops", r.npu_row_ops},
           {"npu_fused", r.npu_fused},
           {"kv", r.kv},
+          {"kv_bytes", r.kv_bytes},
           {"npu_kv_appends", r.npu_kv_appends},
           {"first_placement", r.first_placement},
           {"device_note", r.device_note},
@@ -59,6 +60,11 @@ std::string execution_table(const ExecutionReport& r) {
       "the pool's activations are fp32)\n",
       (unsigned long long)r.host_bytes_copied, (unsigned long long)r.device_bytes_copied,
       (unsigned long long)r.device_bytes_converted);
+  if (!r.kv.empty() || r.kv_bytes > 0) {
+    out += "kv cache        " + r.kv;
+    if (r.npu_kv_appends > 0) out += "; " + std::to_string(r.npu_kv_appends) + " appends by the npu (the compiler's programs)";
+    add("; %.1f MiB (%llu bytes)\n", double(r.kv_bytes) / (1 << 20), (unsigned long long)r.kv_bytes);
+  }
   if (!r.sync.empty()) {
     add("npu graphs      %llu prepared (%llu compiled, from the compile cache), %.1f ms modeled build; fallbacks to "
         "the GPU: %llu at prepare, %llu at run\n",
@@ -72,11 +78,6 @@ std::string execution_table(const ExecutionReport& r) {
       add("npu row ops     %llu rmsnorm/swiglu/add kernels on the npu beside the matmuls it runs whole, %llu fused "
           "norm+projection programs (the compiler's placement, with --npu-cache)\n",
           (unsigned long long)r.npu_row_ops, (unsigned long long)r.npu_fused);
-    }
-    if (!r.kv.empty()) {
-      out += "kv cache        " + r.kv;
-      if (r.npu_kv_appends > 0) out += "; " + std::to_string(r.npu_kv_appends) + " appends by the npu (the compiler's programs)";
-      out += "\n";
     }
     if (r.reruns_behind_failure > 0) {
       add("reruns          %llu kernels queued behind a failed one: results discarded, run again\n",

@@ -1,5 +1,8 @@
 // tandem: run LLMs across the processors of a device. See README.md for the commands.
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "tools/tandem/commands.h"
@@ -14,8 +17,18 @@ int main(int argc, char** argv) {
                                        cli::add_profile(app), cli::add_plan(app), cli::add_report(app), cli::add_buckets(app),
                                        cli::add_compile(app)};
 
+  // llama.cpp's -ctk / -ctv (and -ctk=T) as the long options CLI11 can name.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (std::string& a : args) {
+    for (const auto& [short_name, long_name] : {std::pair{"-ctk", "--cache-type-k"}, std::pair{"-ctv", "--cache-type-v"}}) {
+      const std::string s = short_name;
+      if (a == s || a.rfind(s + "=", 0) == 0) a = long_name + a.substr(s.size());
+    }
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes the arguments back to front
+
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

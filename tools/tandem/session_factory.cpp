@@ -16,6 +16,10 @@
 namespace tandem::cli {
 
 void DeviceOptions::add_to(CLI::App* sub) {
+  // -ctk / -ctv as llama.cpp spells them: main() rewrites them to these (CLI11 takes one-letter
+  // short options only).
+  sub->add_option("--cache-type-k", cache_type_k, "KV cache type for keys: f32, f16, q8_0 (-ctk)")->capture_default_str();
+  sub->add_option("--cache-type-v", cache_type_v, "KV cache type for values: f32, f16, q8_0 (-ctv)")->capture_default_str();
   sub->add_option("--devices", devices,
                   "any set of cpu, opencl, npu (e.g. opencl,npu or cpu,npu: the npu takes the NPU's role, the GPU or "
                   "else the cpu the GPU's; the cpu takes what the GPU cannot run)")
@@ -82,6 +86,9 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   if (names.empty()) return InvalidArgument("--devices: '" + d.devices + "' names no device (cpu, opencl, npu)");
+  KvTypes kv;
+  TANDEM_ASSIGN_OR_RETURN(kv.k, kv_type_from_name(d.cache_type_k, "--cache-type-k"));
+  TANDEM_ASSIGN_OR_RETURN(kv.v, kv_type_from_name(d.cache_type_v, "--cache-type-v"));
   // An npu alone runs as the NPU with the cpu as its host (HeteroForward adds it and says so):
   // every matmul the npu can take goes to it.
   const bool npu_alone = names.size() == 1 && names[0] == "npu";
@@ -98,7 +105,7 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
   if (!d.npu_cache.empty() && !npu_with_another) return needs_npu("--npu-cache", d.npu_cache);
   if (names.size() == 1 && !npu_alone) {
     TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<devices::Device> dev, devices::open_device(names[0], model, threads));
-    TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<GraphForward> f, GraphForward::create(model, std::move(dev), context, max_batch));
+    TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<GraphForward> f, GraphForward::create(model, std::move(dev), context, max_batch, kv));
     return std::unique_ptr<Forward>(std::move(f));
   }
   HeteroOptions o;
@@ -158,6 +165,7 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
   o.context = context;
   o.max_batch = max_batch;
   o.n_threads = threads;
+  o.kv_types = kv;
   TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<HeteroForward> f, HeteroForward::create(model, o));
   return std::unique_ptr<Forward>(std::move(f));
 }

@@ -28,6 +28,7 @@ struct DeviceOptions {
   std::string plan;       // a solver plan (JSON); its entries override --strategy per matmul
   std::string npu_cache;  // a compile cache from `tandem compile` (--devices npu)
   std::string npu_power_level;  // the cache's variants to run ("" = "max" when compiled, else any)
+  std::string cache_type_k = "f16", cache_type_v = "f16";  // the KV cache's element types (-ctk / -ctv)
   std::string model_file; // the model's path (the compile cache is keyed by its SHA-256); set by the caller
 
   void add_to(CLI::App* sub);

@@ -1,7 +1,10 @@
 #include "devices/cpu/attention.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstring>
+#include <vector>
 
 #include "core/half.h"
 #include "core/thread_pool.h"
@@ -52,34 +55,98 @@ void attention(ThreadPool& pool, const float* q, int64_t ldq, const float* k_cac
   });
 }
 
-void attention_pages(ThreadPool& pool, const float* q, int64_t ldq, const KvGeometry& g, const uint16_t* k_pages,
-                     const uint16_t* v_pages, float* out, int64_t ldo, int n, int n_heads, int n_past,
-                     const AttentionScores& how, float* scratch, int64_t scratch_stride) {
-  const int hd = int(g.head_dim);
-  const int group = n_heads / int(g.heads);
-  const int n_kv = n_past + n;
+namespace {
+
+// Per-thread buffers of the typed-cache attention, grown on demand and kept.
+struct PagesScratch {
+  std::vector<float> queries, scores, out, values_t, rows;
+};
+float* grown(std::vector<float>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+  return v.data();
+}
+
+// Scores held per pass (floats, 8 MiB): long chunks run in passes of fewer query rows.
+constexpr int64_t kScoreBudget = int64_t(1) << 21;
+// Rows of probabilities up to which values are summed straight from the cache (weighted_row_sum,
+// which decodes each value row once per call); beyond, the values are decoded and transposed once
+// into fp32 and the product is a GEMM.
+constexpr int64_t kRowSumMaxRows = 16;
+
+// vt[d * ld + j] = value j's element d, for j < n_kv: one head's values, dequantized, transposed.
+void transpose_values(const WeightView& values, int64_t n_kv, float* vt, int64_t ld, std::vector<float>& rows) {
+  constexpr int64_t kTile = 16;  // rows per tile: each d writes 64 contiguous bytes
+  const int64_t hd = values.cols;
+  float* tile = grown(rows, size_t(kTile * hd));
+  for (int64_t j0 = 0; j0 < n_kv; j0 += kTile) {
+    const int64_t nt = std::min(kTile, n_kv - j0);
+    for (int64_t j = 0; j < nt; ++j) dequantize_row(values, j0 + j, tile + j * hd);
+    for (int64_t d = 0; d < hd; ++d)
+      for (int64_t j = 0; j < nt; ++j) vt[d * ld + j0 + j] = tile[j * hd + d];
+  }
+}
+
+}  // namespace
+
+void attention_pages(ThreadPool& pool, const float* q, int64_t ldq, const KvGeometry& g, const uint8_t* k_pages,
+                     const uint8_t* v_pages, float* out, int64_t ldo, int n, int n_heads, int n_past,
+                     const AttentionScores& how) {
+  const int hd = int(g.head_dim), kv_heads = int(g.heads);
+  const int group = n_heads / kv_heads;  // query heads sharing one KV head
   const float scale = how.scale != 0 ? how.scale : 1.0f / std::sqrt(float(hd));
-  const size_t stride_bytes = size_t(g.token_stride()) * 2;
-  pool.run([&](int ith, int nth) {
+  const KvGeometry gv = g.values();
+  // Units of work: a KV head x a range of query rows, at least two per thread where rows allow.
+  const int chunks = std::clamp((2 * pool.size() + kv_heads - 1) / kv_heads, 1, n);
+  const int rows_per_chunk = (n + chunks - 1) / chunks;
+  const int units = kv_heads * chunks;
+  std::atomic<int> next{0};
+  pool.run([&](int, int) {
+    thread_local PagesScratch s;
     ThreadPool inline_pool(1);
-    float* scores = scratch + int64_t(ith) * scratch_stride;
-    for (int h = ith; h < n_heads; h += nth) {
-      const uint32_t kvh = uint32_t(h / group);
-      // A head's keys are rows token_stride apart in either layout: an fp16 "weight" of n_kv rows.
-      const WeightView keys{DType::F16, k_pages + kv_offset(g, 0, kvh) / 2, n_kv, hd, stride_bytes};
-      matmul(inline_pool, keys, q + h * hd, n, ldq, scores, n_kv);
-      for (int i = 0; i < n; ++i) normalize_scores(scores + int64_t(i) * n_kv, i, n_past, n_kv, scale, how);
-      // out_i = sum_j p[i, j] v_j over the head's value rows (not transposed here: the npu wrote them).
-      const uint16_t* values = v_pages + kv_offset(g, 0, kvh) / 2;
-      for (int i = 0; i < n; ++i) {
-        const float* p = scores + int64_t(i) * n_kv;
-        float* o = out + i * ldo + h * hd;
-        std::fill(o, o + hd, 0.0f);
-        for (int j = 0; j < n_kv; ++j) {
-          if (p[j] == 0.0f) continue;  // masked (window) or underflowed
-          const uint16_t* v = values + size_t(j) * g.token_stride();
-          for (int d = 0; d < hd; ++d) o[d] += p[j] * fp16_to_f32(v[d]);
+    for (int u; (u = next.fetch_add(1, std::memory_order_relaxed)) < units;) {
+      const int kvh = u % kv_heads, c0 = (u / kv_heads) * rows_per_chunk, c1 = std::min(n, c0 + rows_per_chunk);
+      if (c0 >= c1) continue;
+      const uint8_t* keys = k_pages + kv_offset(g, 0, uint32_t(kvh));
+      const WeightView values{gv.type, v_pages + kv_offset(gv, 0, uint32_t(kvh)), n_past + c1, hd,
+                              size_t(gv.token_stride_bytes())};
+      const int64_t unit_kv = n_past + c1;  // keys the unit's last query sees
+      const bool gemm_values = int64_t(c1 - c0) * group > kRowSumMaxRows;
+      float* vt = nullptr;
+      if (gemm_values) {
+        vt = grown(s.values_t, size_t(hd * unit_kv));
+        transpose_values(values, unit_kv, vt, unit_kv, s.rows);
+      }
+      const int rows_per_pass = int(std::clamp<int64_t>(kScoreBudget / (int64_t(group) * unit_kv), 1, c1 - c0));
+      for (int i0 = c0; i0 < c1; i0 += rows_per_pass) {
+        const int i1 = std::min(c1, i0 + rows_per_pass), rows = i1 - i0;
+        const int64_t m = int64_t(rows) * group, n_kv = n_past + i1;
+        // The group's queries as m rows, head-major: row gi * rows + (i - i0).
+        float* qg = grown(s.queries, size_t(m * hd));
+        for (int gi = 0; gi < group; ++gi)
+          for (int i = i0; i < i1; ++i)
+            std::memcpy(qg + (int64_t(gi) * rows + i - i0) * hd, q + i * ldq + (kvh * group + gi) * hd,
+                        size_t(hd) * sizeof(float));
+        // scores = Q K^T: the head's keys are rows a fixed stride apart in either layout, a typed
+        // "weight" of n_kv rows read once for the whole group.
+        float* sc = grown(s.scores, size_t(m * n_kv));
+        matmul(inline_pool, WeightView{g.type, keys, n_kv, hd, size_t(g.token_stride_bytes())}, qg, m, hd, sc, n_kv);
+        for (int gi = 0; gi < group; ++gi)
+          for (int i = i0; i < i1; ++i)
+            normalize_scores(sc + (int64_t(gi) * rows + i - i0) * n_kv, i, n_past, int(n_kv), scale, how);
+        // out = P V
+        float* og = grown(s.out, size_t(m * hd));
+        if (gemm_values) {
+          matmul(inline_pool, WeightView{DType::F32, vt, hd, n_kv, size_t(unit_kv) * sizeof(float)}, sc, m, n_kv, og, hd);
+        } else {
+          std::fill(og, og + m * hd, 0.0f);
+          WeightView head_values = values;
+          head_values.rows = n_kv;
+          weighted_row_sum(head_values, sc, m, n_kv, og, hd);
         }
+        for (int gi = 0; gi < group; ++gi)
+          for (int i = i0; i < i1; ++i)
+            std::memcpy(out + i * ldo + (kvh * group + gi) * hd, og + (int64_t(gi) * rows + i - i0) * hd,
+                        size_t(hd) * sizeof(float));
       }
     }
   });

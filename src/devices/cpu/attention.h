@@ -27,10 +27,14 @@ void attention(ThreadPool& pool, const float* q, int64_t ldq, const float* k_cac
                float* out, int64_t ldo, int n, int n_heads, int n_kv_heads, int head_dim, int context,
                int n_past, const AttentionScores& how, float* scratch, int64_t scratch_stride);
 
-// The same over a cache of fp16 pages in a compiled layout (core/kv_layout.h), as an npu that
-// owns the KV writes it; g.capacity is the context.
-void attention_pages(ThreadPool& pool, const float* q, int64_t ldq, const KvGeometry& g, const uint16_t* k_pages,
-                     const uint16_t* v_pages, float* out, int64_t ldo, int n, int n_heads, int n_past,
-                     const AttentionScores& how, float* scratch, int64_t scratch_stride);
+// The same over a typed cache (core/kv_layout.h): keys of g.type, values of g.v_type (f32, f16,
+// q8_0), token- or head-major, as the --cache-type flags or an npu that owns the KV laid it out;
+// g.capacity is the context. Threads take (KV head, query rows) units; the query heads sharing a
+// KV head go through each product together, so a unit reads its cache once: keys as a typed matmul
+// weight, values by weighted_row_sum (decode) or decoded and transposed once for a GEMM (prefill).
+// Per-thread scratch is kept between calls.
+void attention_pages(ThreadPool& pool, const float* q, int64_t ldq, const KvGeometry& g, const uint8_t* k_pages,
+                     const uint8_t* v_pages, float* out, int64_t ldo, int n, int n_heads, int n_past,
+                     const AttentionScores& how);
 
 }  // namespace tandem::cpu

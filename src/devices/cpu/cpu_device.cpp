@@ -63,13 +63,13 @@ void CpuDevice::run(const OpCall& c) {
       cpu::kv_store(c.a.data, c.a.ld, c.b.data, c.b.ld, n, int(c.a.cols), c.k_cache, c.v_cache, c.context, c.n_past);
       break;
     case OpKind::kAttention: {
-      const int64_t stride = n * (c.n_past + n);
-      if (attention_scratch_.size() < size_t(stride * pool_.size())) attention_scratch_.resize(size_t(stride * pool_.size()));
       if (c.paged_kv()) {
         cpu::attention_pages(pool_, c.a.data, c.a.ld, c.kv_pages, c.k_pages, c.v_pages, c.out.data, c.out.ld, int(n),
-                             c.n_heads, c.n_past, {c.scale, c.softcap, c.window}, attention_scratch_.data(), stride);
+                             c.n_heads, c.n_past, {c.scale, c.softcap, c.window});
         break;
       }
+      const int64_t stride = n * (c.n_past + n);
+      if (attention_scratch_.size() < size_t(stride * pool_.size())) attention_scratch_.resize(size_t(stride * pool_.size()));
       cpu::attention(pool_, c.a.data, c.a.ld, c.k_cache, c.v_cache, c.out.data, c.out.ld, int(n), c.n_heads,
                      c.n_kv_heads, c.head_dim, c.context, c.n_past, {c.scale, c.softcap, c.window},
                      attention_scratch_.data(), stride);

@@ -1,6 +1,7 @@
 #include "devices/cpu/ops.h"
 
 #include "core/half.h"
+#include "core/quant.h"
 
 #include <algorithm>
 #include <cmath>
@@ -155,16 +156,32 @@ void kv_store(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t 
   }
 }
 
+namespace {
+
+// One head's row of a token (head_dim floats) into a cache element of type t.
+void store_head_row(const float* x, uint32_t head_dim, DType t, uint8_t* dst) {
+  switch (t) {
+    case DType::F16:
+      for (uint32_t d = 0; d < head_dim; ++d) {
+        const fp16_t h = f32_to_fp16(x[d]);
+        std::memcpy(dst + 2 * d, &h, 2);
+      }
+      return;
+    case DType::Q8_0: quantize_row_q8_0(x, reinterpret_cast<BlockQ8_0*>(dst), head_dim); return;
+    default: std::memcpy(dst, x, size_t(head_dim) * sizeof(float)); return;  // f32 (check_kv_type)
+  }
+}
+
+}  // namespace
+
 void kv_store_pages(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n, const KvGeometry& g,
-                    uint16_t* k_pages, uint16_t* v_pages, int n_past) {
+                    uint8_t* k_pages, uint8_t* v_pages, int n_past) {
+  const KvGeometry gv = g.values();
   for (int64_t i = 0; i < n; ++i)
     for (uint32_t h = 0; h < g.heads; ++h) {
-      const uint64_t at = kv_offset(g, uint32_t(n_past + i), h) / 2;
       const int64_t from = int64_t(h) * g.head_dim;
-      for (uint32_t d = 0; d < g.head_dim; ++d) {
-        k_pages[at + d] = f32_to_fp16(k[i * ldk + from + d]);
-        v_pages[at + d] = f32_to_fp16(v[i * ldv + from + d]);
-      }
+      store_head_row(k + i * ldk + from, g.head_dim, g.type, k_pages + kv_offset(g, uint32_t(n_past + i), h));
+      store_head_row(v + i * ldv + from, g.head_dim, gv.type, v_pages + kv_offset(gv, uint32_t(n_past + i), h));
     }
 }
 

@@ -49,8 +49,9 @@ float dot(const float* a, const float* b, int64_t n);
 // layer's cache: keys [context x kv_dim] row by row, values transposed [kv_dim x context].
 void kv_store(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n, int kv_dim, float* k_cache,
               float* v_cache, int context, int n_past);
-// The same into fp16 pages of a compiled layout (core/kv_layout.h): rows n_past.. of k and v.
+// The same into a typed cache (core/kv_layout.h: f32, f16 or q8_0 rows, token- or head-major):
+// rows n_past.. of k into g, of v into g.values(). q8_0 rounds as ggml's reference quantizer.
 void kv_store_pages(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n, const KvGeometry& g,
-                    uint16_t* k_pages, uint16_t* v_pages, int n_past);
+                    uint8_t* k_pages, uint8_t* v_pages, int n_past);
 
 }  // namespace tandem::cpu

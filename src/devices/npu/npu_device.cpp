@@ -140,6 +140,9 @@ Result<NpuDevice::Graph> NpuDevice::build_kv_append(const GraphSpec& s, double* 
   // the operator library has no KV append of its own.
   if (s.kv.capacity == 0)
     return Unsupported("npu: " + s.key() + ": the KV is in the host's fp32 layout (an npu writes only the fp16 pages it owns)");
+  if (!s.kv.fp16())
+    return Unsupported("npu: " + s.key() + ": the compiled KV appends write fp16, and this cache holds " +
+                       std::string(dtype_name(s.kv.type)) + " keys and " + std::string(dtype_name(s.kv.v_type)) + " values");
   if (!cache_)
     return Unsupported("npu: " + s.key() + ": a KV append runs only a compiled program (tandem compile)");
   const compile_cache::ProgramEntry* e = cached_program(*cache_, s);
@@ -160,7 +163,7 @@ Result<NpuDevice::Graph> NpuDevice::build_kv_append(const GraphSpec& s, double* 
 
 Result<double> NpuDevice::run_kv_append(const KvAppendGraph& g, const OpCall& c) {
   // The same program appends the keys and then the values, each into its cache's window at n_past.
-  const uint64_t at = kv_offset(c.kv_pages, uint32_t(c.n_past), 0) / 2;
+  const uint64_t at = kv_offset(c.kv_pages, uint32_t(c.n_past), 0);  // fp16 pages (build_kv_append)
   const size_t window = kv_window_bytes(c.kv_pages, g.rows);
   double seconds = 0;
   for (const auto& [rows, pages] : {std::pair{&c.a, c.k_pages}, std::pair{&c.b, c.v_pages}}) {

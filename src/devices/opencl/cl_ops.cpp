@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <cmath>
+#include <tuple>
 #include <vector>
 
 namespace tandem::opencl {
@@ -295,6 +296,103 @@ Status Ops::attention(BufRef q, int64_t ldq, BufRef k_cache, BufRef v_cache, Buf
                                   v_cache.mem, f32_off(v_cache), out.mem, f32_off(out), cl_int(ldo), cl_int(head_dim),
                                   cl_int(n_kv_heads * head_dim), cl_int(n_heads / n_kv_heads), cl_int(T),
                                   cl_int(n_past), cl_float(scale), cl_float(how.softcap), cl_int(how.window)));
+  const size_t global[2] = {size_t(n_heads) * 64, size_t(n)}, local[2] = {64, 1};
+  return launch(rt_->queue(), k, k_name, 2, global, local, done);
+}
+
+namespace {
+
+// The kernels' type codes (KV_* in kernels/ops.cl).
+cl_int kv_type_code(DType t) { return t == DType::F32 ? 0 : t == DType::F16 ? 1 : 2; }
+
+// Byte strides of one cache of g (g.type's elements): token to token, head to head.
+struct KvStrides {
+  cl_ulong token, head;
+};
+KvStrides kv_strides(const KvGeometry& g) { return {cl_ulong(g.token_stride_bytes()), cl_ulong(kv_offset(g, 0, 1))}; }
+
+// The checks both typed-cache ops share: types, shape, positions and the pages' alignment.
+Status check_kv_pages(const char* op, const KvGeometry& g, BufRef k_pages, BufRef v_pages, int64_t n, int n_past) {
+  const std::string what = std::string("opencl: ") + op + ": ";
+  if (!Ops::supports_kv(g)) {
+    return Unsupported(what + "KV types " + std::string(dtype_name(g.type)) + "/" + std::string(dtype_name(g.v_type)) +
+                       " (the kernels read f32, f16, q8_0)");
+  }
+  if (g.capacity == 0 || g.heads == 0 || g.head_dim == 0) return InvalidArgument(what + "empty KV geometry");
+  TANDEM_RETURN_IF_ERROR(check_kv_type(g.type, g.head_dim, what + "keys"));
+  TANDEM_RETURN_IF_ERROR(check_kv_type(g.v_type, g.head_dim, what + "values"));
+  TANDEM_RETURN_IF_ERROR(check_int(n, (std::string(op) + " n").c_str()));
+  if (n_past < 0 || int64_t(n_past) + n > int64_t(g.capacity)) {
+    return OutOfRange(what + "positions " + std::to_string(n_past) + ".." + std::to_string(int64_t(n_past) + n) +
+                      " past the cache's " + std::to_string(g.capacity));
+  }
+  for (const auto& [ref, t, name] : {std::tuple{k_pages, g.type, "keys"}, std::tuple{v_pages, g.v_type, "values"}}) {
+    if (!ref.mem) return InvalidArgument(what + name + ": no buffer");
+    const size_t align = t == DType::F32 ? 4 : 2;  // f32 elements; fp16 elements and q8_0 scales
+    if (ref.offset % align != 0) {
+      return InvalidArgument(what + name + ": offset " + std::to_string(ref.offset) + " is not a multiple of " +
+                             std::to_string(align) + " (" + std::string(dtype_name(t)) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool Ops::supports_kv(const KvGeometry& g) { return is_kv_type(g.type) && is_kv_type(g.v_type); }
+
+Status Ops::kv_store_pages(BufRef k_rows, int64_t ldk, BufRef v_rows, int64_t ldv, int64_t n, const KvGeometry& g,
+                           BufRef k_pages, BufRef v_pages, int n_past, Event* done) {
+  TANDEM_RETURN_IF_ERROR(check_f32(k_rows, "kv_store_pages k"));
+  TANDEM_RETURN_IF_ERROR(check_f32(v_rows, "kv_store_pages v"));
+  TANDEM_RETURN_IF_ERROR(check_kv_pages("kv_store_pages", g, k_pages, v_pages, n, n_past));
+  if (ldk < int64_t(g.width()) || ldv < int64_t(g.width())) {
+    return InvalidArgument("opencl: kv_store_pages: row strides " + std::to_string(ldk) + "/" + std::to_string(ldv) +
+                           " below the KV width " + std::to_string(g.width()));
+  }
+  TANDEM_RETURN_IF_ERROR(check_int(ldk, "kv_store_pages ldk"));
+  TANDEM_RETURN_IF_ERROR(check_int(ldv, "kv_store_pages ldv"));
+  const KvGeometry gv = g.values();
+  const KvStrides ks = kv_strides(g), vs = kv_strides(gv);
+  TANDEM_KERNEL(k, "kv_store_pages");
+  TANDEM_RETURN_IF_ERROR(set_args(k, k_name, k_rows.mem, f32_off(k_rows), cl_int(ldk), v_rows.mem, f32_off(v_rows),
+                                  cl_int(ldv), k_pages.mem, cl_ulong(k_pages.offset), ks.token, ks.head,
+                                  kv_type_code(g.type), v_pages.mem, cl_ulong(v_pages.offset), vs.token, vs.head,
+                                  kv_type_code(gv.type), cl_int(g.head_dim), cl_int(n_past)));
+  // One item per 32 elements of a head's row (a q8_0 block) x head x row.
+  const size_t global[3] = {(size_t(g.head_dim) + 31) / 32, size_t(g.heads), size_t(n)};
+  return launch(rt_->queue(), k, k_name, 3, global, nullptr, done);
+}
+
+Status Ops::attention_pages(BufRef q, int64_t ldq, const KvGeometry& g, BufRef k_pages, BufRef v_pages, BufRef out,
+                            int64_t ldo, int64_t n, int n_heads, int n_past, Event* done, const AttentionScores& how) {
+  TANDEM_RETURN_IF_ERROR(check_f32(q, "attention_pages q"));
+  TANDEM_RETURN_IF_ERROR(check_f32(out, "attention_pages out"));
+  TANDEM_RETURN_IF_ERROR(check_kv_pages("attention_pages", g, k_pages, v_pages, n, n_past));
+  const int head_dim = int(g.head_dim), kv_heads = int(g.heads);
+  if (head_dim > kMaxHeadDim) {
+    return Unsupported("opencl: attention_pages: head_dim " + std::to_string(head_dim) + " > " +
+                       std::to_string(kMaxHeadDim));
+  }
+  if (n_heads < 1 || n_heads % kv_heads != 0) {
+    return InvalidArgument("opencl: attention_pages: " + std::to_string(n_heads) + " query heads do not share " +
+                           std::to_string(kv_heads) + " KV heads evenly");
+  }
+  if (ldq < int64_t(n_heads) * head_dim || ldo < int64_t(n_heads) * head_dim) {
+    return InvalidArgument("opencl: attention_pages: row strides " + std::to_string(ldq) + "/" + std::to_string(ldo) +
+                           " below " + std::to_string(n_heads) + " heads x " + std::to_string(head_dim));
+  }
+  TANDEM_RETURN_IF_ERROR(check_int(ldq, "attention_pages ldq"));
+  TANDEM_RETURN_IF_ERROR(check_int(ldo, "attention_pages ldo"));
+  const KvGeometry gv = g.values();
+  const KvStrides ks = kv_strides(g), vs = kv_strides(gv);
+  const float scale = how.scale != 0 ? how.scale : 1.0f / std::sqrt(float(head_dim));
+  TANDEM_KERNEL(k, "attention_pages");
+  TANDEM_RETURN_IF_ERROR(set_args(k, k_name, q.mem, f32_off(q), cl_int(ldq), k_pages.mem, cl_ulong(k_pages.offset),
+                                  ks.token, ks.head, kv_type_code(g.type), v_pages.mem, cl_ulong(v_pages.offset),
+                                  vs.token, vs.head, kv_type_code(gv.type), out.mem, f32_off(out), cl_int(ldo),
+                                  cl_int(head_dim), cl_int(n_heads / kv_heads), cl_int(n_past), cl_float(scale),
+                                  cl_float(how.softcap), cl_int(how.window)));
   const size_t global[2] = {size_t(n_heads) * 64, size_t(n)}, local[2] = {64, 1};
   return launch(rt_->queue(), k, k_name, 2, global, local, done);
 }

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/dtype.h"
+#include "core/kv_layout.h"
 #include "devices/opencl/cl_runtime.h"
 
 namespace tandem::opencl {
@@ -82,6 +83,20 @@ class Ops {
   Status attention(BufRef q, int64_t ldq, BufRef k_cache, BufRef v_cache, BufRef out, int64_t ldo,
                    int64_t n, int n_heads, int n_kv_heads, int head_dim, int T, int n_past,
                    Event* done = nullptr, const AttentionScores& how = AttentionScores());
+
+  // The same two ops over a typed KV cache (core/kv_layout.h: keys of g.type, values of g.v_type,
+  // each f32, f16 or q8_0; token- or head-major; addressed by kv_offset only). k_pages / v_pages
+  // are element 0 of (token 0, head 0) of each cache; g.capacity is the context. The store writes
+  // the bytes cpu::kv_store_pages writes (fp16 round to nearest even; q8_0 as ggml's reference
+  // quantizer); k, v: n rows of g.width() floats, strides ldk / ldv.
+  static bool supports_kv(const KvGeometry& g);  // both types are KV cache types the kernels read
+  Status kv_store_pages(BufRef k, int64_t ldk, BufRef v, int64_t ldv, int64_t n, const KvGeometry& g,
+                        BufRef k_pages, BufRef v_pages, int n_past, Event* done = nullptr);
+  // attention()'s semantics over the typed cache: n query rows at n_past.., n_heads query heads
+  // sharing g.heads KV heads; head_dim = g.head_dim <= kMaxHeadDim.
+  Status attention_pages(BufRef q, int64_t ldq, const KvGeometry& g, BufRef k_pages, BufRef v_pages, BufRef out,
+                         int64_t ldo, int64_t n, int n_heads, int n_past, Event* done = nullptr,
+                         const AttentionScores& how = AttentionScores());
 
   // Writes `value` into the 64-bit flag at `flag` once every command enqueued before it is done.
   Status signal_flag(BufRef flag, uint64_t value, Event* done = nullptr);

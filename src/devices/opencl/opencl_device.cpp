@@ -77,8 +77,12 @@ std::string OpenclDevice::identity() const {
 
 bool OpenclDevice::supports(const OpCall& call) const {
   if (!model_ || !validate_call(call).ok() || call.kind == OpKind::kNormLinear) return false;
-  // The kernels read and write the host's fp32 caches, not an npu's fp16 pages.
-  if ((call.kind == OpKind::kKvStore || call.kind == OpKind::kAttention) && call.paged_kv()) return false;
+  // A typed cache (f32 / f16 / q8_0 keys and values, either layout): kv_store_pages takes rows
+  // with a stride, attention_pages heads up to kMaxHeadDim.
+  if ((call.kind == OpKind::kKvStore || call.kind == OpKind::kAttention) && call.paged_kv()) {
+    if (!opencl::Ops::supports_kv(call.kv_pages)) return false;
+    return call.kind == OpKind::kKvStore || call.head_dim <= opencl::Ops::kMaxHeadDim;
+  }
   if (call.kind == OpKind::kMatmul || call.kind == OpKind::kGetRows) return opencl::Ops::supports(call.weight->type);
   if (call.kind == OpKind::kAttention) return call.head_dim <= opencl::Ops::kMaxHeadDim;
   // These kernels walk rows as one contiguous block; strided views go to another device.
@@ -155,8 +159,16 @@ Status OpenclDevice::enqueue(const OpCall& c, std::vector<opencl::Buffer>& temps
       return ops.rope_inplace(out, n, c.out.ld, c.n_heads, c.head_dim, cs, sn, c.half_split, done);
     }
     case OpKind::kKvStore: {
+      if (c.paged_kv()) {
+        // The pages lie in the mapped pool (zero copy); elsewhere they are wrapped for the call.
+        const KvGeometry& g = c.kv_pages;
+        TANDEM_ASSIGN_OR_RETURN(opencl::BufRef k, act(c.a));
+        TANDEM_ASSIGN_OR_RETURN(opencl::BufRef v, act(c.b));
+        TANDEM_ASSIGN_OR_RETURN(opencl::BufRef kp, resolve(c.k_pages, size_t(g.bytes()), temps));
+        TANDEM_ASSIGN_OR_RETURN(opencl::BufRef vp, resolve(c.v_pages, size_t(g.values().bytes()), temps));
+        return ops.kv_store_pages(k, c.a.ld, v, c.b.ld, n, g, kp, vp, c.n_past, done);
+      }
       if (c.a.ld != c.a.cols || c.b.ld != c.b.cols) return Unsupported("opencl kv_store: strided rows");
-      if (c.paged_kv()) return Unsupported("opencl kv_store: fp16 KV pages (the cpu hosts an npu's KV)");
       const size_t cache = size_t(c.context) * size_t(c.a.cols) * 4;
       TANDEM_ASSIGN_OR_RETURN(opencl::BufRef k, act(c.a));
       TANDEM_ASSIGN_OR_RETURN(opencl::BufRef v, act(c.b));
@@ -165,6 +177,14 @@ Status OpenclDevice::enqueue(const OpCall& c, std::vector<opencl::Buffer>& temps
       return ops.kv_store(k, v, kc, vc, n, int(c.a.cols), c.context, c.n_past, done);
     }
     case OpKind::kAttention: {
+      if (c.paged_kv()) {
+        const KvGeometry& g = c.kv_pages;
+        TANDEM_ASSIGN_OR_RETURN(opencl::BufRef q, act(c.a));
+        TANDEM_ASSIGN_OR_RETURN(opencl::BufRef kp, resolve(c.k_pages, size_t(g.bytes()), temps));
+        TANDEM_ASSIGN_OR_RETURN(opencl::BufRef vp, resolve(c.v_pages, size_t(g.values().bytes()), temps));
+        return ops.attention_pages(q, c.a.ld, g, kp, vp, out, c.out.ld, n, c.n_heads, c.n_past, done,
+                                   {c.scale, c.softcap, c.window});
+      }
       const size_t cache = size_t(c.context) * size_t(c.n_kv_heads) * size_t(c.head_dim) * 4;
       TANDEM_ASSIGN_OR_RETURN(opencl::BufRef q, act(c.a));
       TANDEM_ASSIGN_OR_RETURN(opencl::BufRef kc, resolve(c.k_cache, cache, temps));

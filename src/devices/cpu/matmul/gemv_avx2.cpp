@@ -7,48 +7,10 @@
 
 #include "devices/cpu/matmul/matmul_internal.h"
 #include "devices/cpu/matmul/simd_avx2.h"
+#include "devices/cpu/matmul/weight_blocks_avx2.h"
 
 namespace tandem::cpu::detail {
 namespace {
-
-// levels(row, block, v): the 32 values of a 32-column block (unscaled levels for quantized types).
-// tail_value(row, k): one element of a plain-type row, for a partial last block.
-struct WeightQ4 {
-  static constexpr bool kScaled = true;
-  static void levels(const char* row, int64_t b, __m256 v[4]) { q4_levels(reinterpret_cast<const BlockQ4_0*>(row) + b, v); }
-  static float scale(const char* row, int64_t b) { return fp16_scale(reinterpret_cast<const BlockQ4_0*>(row)[b].d); }
-  static float tail_value(const char*, int64_t) { return 0.0f; }
-};
-struct WeightQ8 {
-  static constexpr bool kScaled = true;
-  static void levels(const char* row, int64_t b, __m256 v[4]) { q8_levels(reinterpret_cast<const BlockQ8_0*>(row) + b, v); }
-  static float scale(const char* row, int64_t b) { return fp16_scale(reinterpret_cast<const BlockQ8_0*>(row)[b].d); }
-  static float tail_value(const char*, int64_t) { return 0.0f; }
-};
-struct WeightF32 {
-  static constexpr bool kScaled = false;
-  static void levels(const char* row, int64_t b, __m256 v[4]) {
-    for (int j = 0; j < 4; ++j) v[j] = _mm256_loadu_ps(reinterpret_cast<const float*>(row) + b * 32 + 8 * j);
-  }
-  static float scale(const char*, int64_t) { return 1.0f; }
-  static float tail_value(const char* row, int64_t k) { return reinterpret_cast<const float*>(row)[k]; }
-};
-struct WeightF16 {
-  static constexpr bool kScaled = false;
-  static void levels(const char* row, int64_t b, __m256 v[4]) {
-    for (int j = 0; j < 4; ++j) v[j] = load8_f16(reinterpret_cast<const uint16_t*>(row) + b * 32 + 8 * j);
-  }
-  static float scale(const char*, int64_t) { return 1.0f; }
-  static float tail_value(const char* row, int64_t k) { return fp16_scale(reinterpret_cast<const uint16_t*>(row)[k]); }
-};
-struct WeightBF16 {
-  static constexpr bool kScaled = false;
-  static void levels(const char* row, int64_t b, __m256 v[4]) {
-    for (int j = 0; j < 4; ++j) v[j] = load8_bf16(reinterpret_cast<const uint16_t*>(row) + b * 32 + 8 * j);
-  }
-  static float scale(const char*, int64_t) { return 1.0f; }
-  static float tail_value(const char* row, int64_t k) { return bf16_value(reinterpret_cast<const uint16_t*>(row)[k]); }
-};
 
 inline float hsum(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

@@ -42,6 +42,12 @@ struct WeightView {
 void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t m, int64_t ldx, float* y,
             int64_t ldy);
 
+// y[i, c] += sum_r p[i, r] * W[r, c] for i < m, r < W.rows, c < W.cols: W's rows weighted by p
+// and summed into y -- attention's probabilities times a token-major value cache, whose rows are
+// the values (no transpose). One thread (the caller splits the work). p: m rows, stride ldp
+// (>= W.rows); y: m rows, stride ldy (>= W.cols).
+void weighted_row_sum(const WeightView& w, const float* p, int64_t m, int64_t ldp, float* y, int64_t ldy);
+
 // Which implementation matmul dispatches to on this CPU ("avx512", "avx2", "portable").
 const char* matmul_isa();
 

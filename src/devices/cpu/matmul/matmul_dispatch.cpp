@@ -117,6 +117,25 @@ void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t m, in
   detail::matmul_with(detail::best_isa(), gemm_precision(), pool, w, x, m, ldx, y, ldy);
 }
 
+namespace detail {
+void weighted_row_sum_with(MatmulIsa isa, const WeightView& w, const float* p, int64_t m, int64_t ldp, float* y,
+                           int64_t ldy) {
+  if (m <= 0 || w.rows <= 0 || w.cols <= 0) return;
+  const RowSumArgs args{w, p, m, ldp, y, ldy};
+  const int t = weight_type_index(w.type);
+  switch (isa) {
+    case MatmulIsa::kAvx512: return kAvx512RowSum[t](args);
+    case MatmulIsa::kAvx2: return kAvx2RowSum[t](args);
+    case MatmulIsa::kPortable: break;
+  }
+  row_sum_portable(args);
+}
+}  // namespace detail
+
+void weighted_row_sum(const WeightView& w, const float* p, int64_t m, int64_t ldp, float* y, int64_t ldy) {
+  detail::weighted_row_sum_with(detail::best_isa(), w, p, m, ldp, y, ldy);
+}
+
 const char* matmul_isa() { return detail::isa_name(detail::best_isa()); }
 
 void dequantize_row(const WeightView& w, int64_t row, float* out) {

@@ -79,6 +79,24 @@ const IsaKernels& avx512_kernels();
 // bf16-activation GEMM for the types bf16 holds exactly (BF16, Q8_0, Q4_0); null micro elsewhere.
 const GemmKernels* avx512_bf16_gemm(DType t);
 
+// y[i, :] += sum_r p[i, r] * W[r, :] over all of W's rows (weighted_row_sum): one thread.
+struct RowSumArgs {
+  WeightView w;
+  const float* p;
+  int64_t m;
+  int64_t ldp;
+  float* y;
+  int64_t ldy;
+};
+using RowSumFn = void (*)(const RowSumArgs& a);
+void row_sum_portable(const RowSumArgs& a);
+// Per-ISA tables, indexed by weight_type_index().
+extern const RowSumFn kAvx512RowSum[5];
+extern const RowSumFn kAvx2RowSum[5];
+// weighted_row_sum on an explicit path (tests); the ISA must be available.
+void weighted_row_sum_with(MatmulIsa isa, const WeightView& w, const float* p, int64_t m, int64_t ldp, float* y,
+                           int64_t ldy);
+
 // Decode on packed weights (packed_weight.h) with int8 activations.
 struct PackedGemvArgs {
   const PackedWeight* w;

@@ -4,6 +4,7 @@
 // enough for the compiler to vectorize with baseline SSE2. W4A16: activations stay fp32.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "core/half.h"
 #include "core/quant.h"
@@ -93,6 +94,18 @@ void micro(int mr_valid, const void* ap, const void* bp, const float*, int64_t k
 constexpr GemmKernels kGemm{kMR, kNR, 256, 64, 1, 4, 4, false, pack_x, pack_panel, micro};
 
 }  // namespace
+
+void row_sum_portable(const RowSumArgs& a) {
+  std::vector<float> row(size_t(a.w.cols));
+  for (int64_t r = 0; r < a.w.rows; ++r) {
+    dequant_range(a.w, r, 0, a.w.cols, row.data());
+    for (int64_t i = 0; i < a.m; ++i) {
+      const float p = a.p[i * a.ldp + r];
+      float* y = a.y + i * a.ldy;
+      for (int64_t c = 0; c < a.w.cols; ++c) y[c] += p * row[size_t(c)];
+    }
+  }
+}
 
 const IsaKernels& portable_kernels() {
   static const IsaKernels k{{gemv, gemv, gemv, gemv, gemv}, {kGemm, kGemm, kGemm, kGemm, kGemm}};
