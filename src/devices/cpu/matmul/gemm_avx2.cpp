@@ -6,6 +6,8 @@
 // sub-panel, 6 KiB activation slice).
 #include <immintrin.h>
 
+#include <cstring>
+
 #include "devices/cpu/matmul/matmul_internal.h"
 #include "devices/cpu/matmul/simd_avx2.h"
 
@@ -57,9 +59,14 @@ void dequant_row(const WeightView& w, int64_t row, int64_t k0, int64_t n, float*
       continue;
     }
     const int64_t k = k0 + j;
-    out[j] = w.type == DType::F32   ? reinterpret_cast<const float*>(base)[k]
-             : w.type == DType::F16 ? fp16_scale(reinterpret_cast<const uint16_t*>(base)[k])
-                                    : bf16_value(reinterpret_cast<const uint16_t*>(base)[k]);
+    // memcpy: a row of a mapped file need not be aligned to its element type.
+    if (w.type == DType::F32) {
+      std::memcpy(&out[j], base + size_t(k) * 4, 4);
+    } else {
+      uint16_t h;
+      std::memcpy(&h, base + size_t(k) * 2, 2);
+      out[j] = w.type == DType::F16 ? fp16_scale(h) : bf16_value(h);
+    }
   }
 }
 

@@ -3,10 +3,20 @@
 // no copy can be merged into a baseline file.
 #pragma once
 
+#include <cstring>
+
 #include "devices/cpu/matmul/simd_avx2.h"
 
 namespace tandem::cpu::detail {
 namespace {
+
+// Element k of a row that need not be aligned to T (a view may start anywhere in a mapped file).
+template <class T>
+T load_unaligned(const char* row, int64_t k) {
+  T v;
+  std::memcpy(&v, row + size_t(k) * sizeof(T), sizeof(T));
+  return v;
+}
 
 // levels(row, block, v): the 32 values of a 32-column block (unscaled levels for quantized types).
 // tail_value(row, k): one element of a plain-type row, for a partial last block.
@@ -28,7 +38,7 @@ struct WeightF32 {
     for (int j = 0; j < 4; ++j) v[j] = _mm256_loadu_ps(reinterpret_cast<const float*>(row) + b * 32 + 8 * j);
   }
   static float scale(const char*, int64_t) { return 1.0f; }
-  static float tail_value(const char* row, int64_t k) { return reinterpret_cast<const float*>(row)[k]; }
+  static float tail_value(const char* row, int64_t k) { return load_unaligned<float>(row, k); }
 };
 struct WeightF16 {
   static constexpr bool kScaled = false;
@@ -36,7 +46,7 @@ struct WeightF16 {
     for (int j = 0; j < 4; ++j) v[j] = load8_f16(reinterpret_cast<const uint16_t*>(row) + b * 32 + 8 * j);
   }
   static float scale(const char*, int64_t) { return 1.0f; }
-  static float tail_value(const char* row, int64_t k) { return fp16_scale(reinterpret_cast<const uint16_t*>(row)[k]); }
+  static float tail_value(const char* row, int64_t k) { return fp16_scale(load_unaligned<uint16_t>(row, k)); }
 };
 struct WeightBF16 {
   static constexpr bool kScaled = false;
@@ -44,7 +54,7 @@ struct WeightBF16 {
     for (int j = 0; j < 4; ++j) v[j] = load8_bf16(reinterpret_cast<const uint16_t*>(row) + b * 32 + 8 * j);
   }
   static float scale(const char*, int64_t) { return 1.0f; }
-  static float tail_value(const char* row, int64_t k) { return bf16_value(reinterpret_cast<const uint16_t*>(row)[k]); }
+  static float tail_value(const char* row, int64_t k) { return bf16_value(load_unaligned<uint16_t>(row, k)); }
 };
 
 }  // namespace
