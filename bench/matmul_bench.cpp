@@ -7,7 +7,7 @@
 //                                      up,down + output) on distinct Q4_0 weights: tokens/s
 //                                      estimates pp (m = 512) and tg (m = 1) without attention.
 // p: 0 = fp32 GEMM, 1 = bf16 activations (only matters for m >= kBf16MinRows), 2 = packed
-//    weights with int8 activations (decode, AVX-512 VNNI).
+//    weights with int8 activations (decode and prefill, AVX-512 VNNI).
 // Run e.g.  matmul_bench --benchmark_filter='Matmul/4/' (type 4 = Q4_0).
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
@@ -224,7 +224,7 @@ void BM_Matmul(benchmark::State& state) {
   std::vector<float> y(size_t(m * shape.rows));
   tandem::cpu::set_gemm_precision(precision);
   ThreadPool& p = pool(threads);
-  // bf16 = 2: decode on the packed copies with int8 activations.
+  // bf16 = 2: the packed copies with int8 activations.
   std::vector<std::unique_ptr<tandem::cpu::PackedWeight>> packs;
   std::vector<WeightView> views;
   for (const auto& wc : w) {
@@ -254,7 +254,7 @@ void matmul_args(benchmark::internal::Benchmark* b) {
           for (int prec : {0, 1}) {
             if (m == 1 && prec == 1) continue;  // decode is fp32 or (below) packed int8
             b->Args({t, s, m, threads, prec, 0});
-            if (m == 1 && prec == 0 && t >= 3) b->Args({t, s, m, threads, 2, 0});
+            if (prec == 0 && t >= 3) b->Args({t, s, m, threads, 2, 0});
           }
 }
 void hot_decode_args(benchmark::internal::Benchmark* b) {
@@ -279,7 +279,7 @@ void BM_TinyLlama(benchmark::State& state) {
       for (const Shape& s : layer) weights.push_back(std::make_unique<BenchWeight>(DType::Q4_0, s.rows, s.cols, seed++));
     weights.push_back(std::make_unique<BenchWeight>(DType::Q4_0, kShapes[4].rows, kShapes[4].cols, seed++));
   }
-  // p = 2: the decode copies packed for the int8-activation kernels (made once, ~0.6 GB more).
+  // p = 2: the copies packed for the int8-activation kernels (made once, ~0.6 GB more).
   static std::vector<std::unique_ptr<tandem::cpu::PackedWeight>> packs;
   if (packed && packs.empty())
     for (const auto& w : weights) packs.push_back(tandem::cpu::pack_for_decode(pool(threads), w->view));
@@ -307,7 +307,7 @@ void BM_TinyLlama(benchmark::State& state) {
 BENCHMARK(BM_TinyLlama)
     ->ArgNames({"m", "thr", "bf16"})
     ->Args({1, 1, 0})->Args({1, 2, 0})->Args({1, 1, 2})->Args({1, 2, 2})
-    ->Args({512, 2, 0})->Args({512, 2, 1})->Args({512, 1, 1})
+    ->Args({512, 2, 0})->Args({512, 2, 1})->Args({512, 1, 1})->Args({512, 2, 2})->Args({512, 1, 2})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

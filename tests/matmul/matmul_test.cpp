@@ -37,7 +37,8 @@ constexpr MatmulIsa kIsas[] = {MatmulIsa::kPortable, MatmulIsa::kAvx2, MatmulIsa
 
 bool bf16_used(MatmulIsa isa, GemmPrecision p, DType t, int64_t m) {
   return isa == MatmulIsa::kAvx512 && p == GemmPrecision::kBf16Activations && detail::bf16_gemm_available() &&
-         m >= kBf16MinRows && m > detail::kGemvMaxM && (t == DType::BF16 || t == DType::Q8_0 || t == DType::Q4_0);
+         m >= kBf16MinRows && m > detail::kGemvMaxM &&
+         (t == DType::BF16 || t == DType::F16 || t == DType::Q8_0 || t == DType::Q4_0);
 }
 
 struct Case {
@@ -153,8 +154,8 @@ TEST_P(MatmulTest, NanInActivationsPropagatesToItsRowOnly) {
   }
 }
 
-// Decode on packed Q4_0 / Q8_0 weights with int8 activations, whole weights and row slices that
-// start at a group boundary. The bound is rigorous: rounding each activation to its block's
+// Decode and prefill on packed Q4_0 / Q8_0 weights with int8 activations, whole weights and row
+// slices that start at a group boundary. The bound is rigorous: rounding each activation to its block's
 // 1/127 grid moves it by at most amax/254, so the error vector e has |e| <= sqrt(32)/254 |x|
 // (amax <= the block's norm), and |sum w e| <= |w| |e| = 0.0223 |x| |w|.
 constexpr double kInt8DecodeTolerance = 0.0223 + 1e-5;
@@ -180,7 +181,9 @@ TEST_P(PackedDecode, MatchesReferenceWithinTheInt8Bound) {
         slice.rows = n;
         slice.bytes.erase(slice.bytes.begin(), slice.bytes.begin() + ptrdiff_t(size_t(first) * w.row_stride));
         slice.values.erase(slice.values.begin(), slice.values.begin() + ptrdiff_t(first * cols));
-        for (int64_t m : {1, 2, 3, 7, 8}) {
+        // m > 8 is prefill: the packed GEMM (tiles of 8 rows over L2-sized chunks of groups),
+        // taken unless the GEMM precision is fp32 (then the view's plain rows serve, exactly).
+        for (int64_t m : {1, 2, 3, 7, 8, 9, 21, 40}) {
           const int64_t ldx = cols + 3, ldy = n + 5;
           const std::vector<float> x = testing::make_activations(m, cols, ldx, uint32_t(m * 17 + cols));
           const auto ref = testing::reference_matmul(slice, x.data(), m, ldx);
@@ -191,19 +194,33 @@ TEST_P(PackedDecode, MatchesReferenceWithinTheInt8Bound) {
           for (int threads : {1, 2, 3}) {
             SCOPED_TRACE("rows=" + std::to_string(rows) + " first=" + std::to_string(first) + " cols=" + std::to_string(cols) +
                          " m=" + std::to_string(m) + " threads=" + std::to_string(threads));
-            std::vector<float> y(size_t(m * ldy), kSentinel);
-            detail::matmul_with(MatmulIsa::kAvx512, GemmPrecision::kFp32, pool(threads), view, x.data(), m, ldx, y.data(), ldy);
-            for (int64_t i = 0; i < m; ++i)
-              for (int64_t r = 0; r < ldy; ++r) {
-                const float got = y[size_t(i * ldy + r)];
-                if (r >= n) {
-                  ASSERT_EQ(std::memcmp(&got, &kSentinel, 4), 0) << "wrote padding y[" << i << "," << r << "]";
-                  continue;
+            const bool prefill = m > detail::kGemvMaxM;
+            for (GemmPrecision p : {GemmPrecision::kBf16Activations, GemmPrecision::kFp32}) {
+              if (!prefill && p == GemmPrecision::kFp32) continue;  // decode ignores the GEMM precision
+              const bool int8 = p != GemmPrecision::kFp32 || !prefill;
+              std::vector<float> y(size_t(m * ldy), kSentinel);
+              detail::matmul_with(MatmulIsa::kAvx512, p, pool(threads), view, x.data(), m, ldx, y.data(), ldy);
+              for (int64_t i = 0; i < m; ++i)
+                for (int64_t r = 0; r < ldy; ++r) {
+                  const float got = y[size_t(i * ldy + r)];
+                  if (r >= n) {
+                    ASSERT_EQ(std::memcmp(&got, &kSentinel, 4), 0) << "wrote padding y[" << i << "," << r << "]";
+                    continue;
+                  }
+                  const double err = std::fabs(double(got) - ref[size_t(i * n + r)]) / (scale[size_t(i * n + r)] + 1e-30);
+                  ASSERT_LE(err, int8 ? kInt8DecodeTolerance : 1e-5)
+                      << "y[" << i << "," << r << "] = " << got << ", want " << ref[size_t(i * n + r)] << " (int8 " << int8 << ")";
+                  if (int8) worst = std::max(worst, err);
                 }
-                const double err = std::fabs(double(got) - ref[size_t(i * n + r)]) / (scale[size_t(i * n + r)] + 1e-30);
-                ASSERT_LE(err, kInt8DecodeTolerance) << "y[" << i << "," << r << "] = " << got << ", want " << ref[size_t(i * n + r)];
-                worst = std::max(worst, err);
-              }
+              // The packed GEMM is the decode kernel over row tiles: each row's sums are bit for
+              // bit those of decoding that row alone (the bf16 GEMM's would differ).
+              if (prefill && int8 && m == 21)
+                for (int64_t i = 0; i < m; ++i) {
+                  std::vector<float> one(static_cast<size_t>(n));
+                  detail::matmul_with(MatmulIsa::kAvx512, p, pool(threads), view, x.data() + i * ldx, 1, ldx, one.data(), n);
+                  ASSERT_EQ(std::memcmp(one.data(), y.data() + i * ldy, size_t(n) * 4), 0) << "row " << i;
+                }
+            }
           }
         }
       }
@@ -218,12 +235,12 @@ TEST_P(PackedDecode, NanInActivationsPropagatesToItsRowOnly) {
   const auto packed = pack_for_decode(pool(2), w.view());
   WeightView view = w.view();
   view.packed = packed.get();
-  for (int64_t m : {1, 5}) {
+  for (int64_t m : {1, 5, 20}) {
     std::vector<float> x = testing::make_activations(m, 96, 96, 12);
     const int64_t bad = m / 2;
     x[size_t(bad * 96 + 37)] = std::numeric_limits<float>::quiet_NaN();
     std::vector<float> y(size_t(m * 40));
-    detail::matmul_with(MatmulIsa::kAvx512, GemmPrecision::kFp32, pool(2), view, x.data(), m, 96, y.data(), 40);
+    detail::matmul_with(MatmulIsa::kAvx512, GemmPrecision::kBf16Activations, pool(2), view, x.data(), m, 96, y.data(), 40);
     for (int64_t i = 0; i < m; ++i)
       for (int64_t r = 0; r < 40; ++r) {
         const float v = y[size_t(i * 40 + r)];

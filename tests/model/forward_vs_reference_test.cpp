@@ -143,9 +143,10 @@ TEST_P(ForwardVsReference, GreedyTokensAreIdentical) {
 }
 
 // Long prompts take the prefill GEMM, which on AVX512-BF16 CPUs rounds activations to bf16
-// (8 significant bits) unless fp32 is forced. Both modes are checked against the oracle, each
-// with the budget its arithmetic allows; the bf16 budget is set by 2^-9 relative rounding per
-// activation over sums of a few hundred terms.
+// (8 significant bits; F16 weights too) unless fp32 is forced, and on VNNI CPUs runs Q4_0 / Q8_0
+// with int8 activations on the packed weights (the default there, as decode). Every mode is
+// checked against the oracle with the budget its arithmetic allows; the bf16 budget is set by
+// 2^-9 relative rounding per activation (and weight) over sums of a few hundred terms.
 TEST_P(ForwardVsReference, LongPromptPrefillInBothGemmPrecisions) {
   const Case c = GetParam();
   auto model = testing::load_or_die(testing::small_model_path(c.arch, c.type, c.tied));
@@ -158,16 +159,26 @@ TEST_P(ForwardVsReference, LongPromptPrefillInBothGemmPrecisions) {
   for (int p = 0; p < prompt_len; ++p) want.push_back(ref.step(prompt[size_t(p)], p));
 
   PrecisionGuard guard;
-  for (auto [precision, tolerance] : {std::pair{cpu::GemmPrecision::kFp32, kTolerance},
-                                      std::pair{cpu::GemmPrecision::kBf16Activations, 3e-2}}) {
-    cpu::set_gemm_precision(precision);
+  struct Mode {
+    const char* name;
+    cpu::GemmPrecision gemm;
+    cpu::DecodePrecision quantized;  // int8: Q4_0 / Q8_0 prefill runs the packed int8 GEMM
+    double tolerance;
+  };
+  for (const Mode& mode : {Mode{"fp32", cpu::GemmPrecision::kFp32, cpu::DecodePrecision::kFp32, kTolerance},
+                           Mode{"bf16", cpu::GemmPrecision::kBf16Activations, cpu::DecodePrecision::kFp32, 3e-2},
+                           Mode{"int8", cpu::GemmPrecision::kBf16Activations, cpu::DecodePrecision::kInt8Activations,
+                                kInt8DecodeTolerance}}) {
+    if (mode.quantized == cpu::DecodePrecision::kInt8Activations && !cpu::can_pack_for_decode(c.type)) continue;
+    cpu::set_gemm_precision(mode.gemm);
+    cpu::set_decode_precision(mode.quantized);
     auto fwd = make_cpu_forward(model, {2, kContext, 64}, kOracleKv);
     ASSERT_TRUE(fwd.ok());
     std::vector<float> logits(size_t(prompt_len) * n_vocab);
     ASSERT_TRUE((*fwd)->eval(prompt, 0, logits.data(), true).ok());
     for (int p = 0; p < prompt_len; ++p) {
       const double err = relative_error(std::span(logits).subspan(size_t(p) * n_vocab, size_t(n_vocab)), want[size_t(p)]);
-      EXPECT_LT(err, tolerance) << "precision " << int(precision) << " position " << p;
+      EXPECT_LT(err, mode.tolerance) << mode.name << " position " << p;
     }
   }
 }

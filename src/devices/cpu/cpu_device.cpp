@@ -26,7 +26,7 @@ void CpuDevice::run(const OpCall& c) {
       // The row range is a contiguous slice of the weight; its outputs start at column row_begin.
       cpu::WeightView view{w.type, w.data + size_t(c.row_begin) * w.row_bytes(), c.row_end - c.row_begin,
                            w.cols, w.row_bytes()};
-      if (n <= cpu::kDecodeMaxRows && cpu::decode_precision() == cpu::DecodePrecision::kInt8Activations) {
+      if (cpu::decode_precision() == cpu::DecodePrecision::kInt8Activations) {
         view.packed = packed_for_decode(w);
         view.packed_row0 = c.row_begin;
       }

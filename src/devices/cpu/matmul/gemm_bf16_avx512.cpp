@@ -1,11 +1,16 @@
-// AVX512-BF16 prefill GEMM: activations rounded to bf16, weights exact, fp32 accumulation.
+// AVX512-BF16 prefill GEMM: activations rounded to bf16, fp32 accumulation.
 //
 // vdpbf16ps multiplies 32 bf16 pairs into 16 fp32 lanes per instruction, twice the MACs of an fp32
 // FMA. Exactness of the weights: Q4_0 levels (-8..7) and Q8_0 levels (-128..127) are small
-// integers, exact in bf16's 8-bit significand, and bf16 weights are copied, so the only rounding
-// besides fp32 accumulation is x -> bf16 (relative 2^-9). The fp16 block scale of Q4_0/Q8_0 is not
-// folded into the bf16 values (that would round the weight); each 32-column block is summed in
-// unscaled levels and then scaled in fp32: acc += sum_block * d.
+// integers, exact in bf16's 8-bit significand, and bf16 weights are copied, so for those types the
+// only rounding besides fp32 accumulation is x -> bf16 (relative 2^-9). The fp16 block scale of
+// Q4_0/Q8_0 is not folded into the bf16 values (that would round the weight); each 32-column block
+// is summed in unscaled levels and then scaled in fp32: acc += sum_block * d.
+//
+// F16 weights are rounded to bf16 as well (relative 2^-9 each, the same as the activations): an
+// fp32 GEMM on fp16 weights runs at half the MACs, which left F16 prompts no faster than
+// llama.cpp's. Each product is then off by at most ~2^-8 relative, inside the 1e-2 |x||w| bound of
+// the bf16 path; TANDEM_MATMUL_PRECISION=fp32 keeps every weight exact (the oracle).
 //
 // Layouts (k pairs interleaved so each dword lane holds one row's two consecutive columns):
 // activations [k/2][MR][2] (a pair is broadcast as one dword), panel [k/2][32][2] (two zmm per
@@ -147,7 +152,8 @@ const GemmKernels* avx512_bf16_gemm(DType t) {
   switch (t) {
     case DType::Q4_0:
     case DType::Q8_0: return &kScaled;
-    case DType::BF16: return &kPlain;
+    case DType::BF16:
+    case DType::F16: return &kPlain;
     default: return nullptr;
   }
 }

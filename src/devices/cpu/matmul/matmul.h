@@ -1,9 +1,11 @@
 // Matrix multiplication against a weight stored in any GGUF type: the CPU device's hot loop.
 //
-// W4A16: the weight stays in its stored type (Q4_0 / Q8_0 blocks, f16, bf16, f32); kernels
-// dequantize into fp32 registers (or a small per-thread panel reused across many activation rows
-// in prefill) and multiply fp32 activations with fp32 accumulation. Activations are never
-// quantized, so the only error against the fp64 reference is fp32 rounding.
+// The weight stays in its stored type (Q4_0 / Q8_0 blocks, f16, bf16, f32). In the oracle
+// arithmetic (TANDEM_MATMUL_PRECISION=fp32) kernels dequantize into fp32 registers (or a small
+// per-thread panel reused across many activation rows in prefill) and multiply fp32 activations
+// with fp32 accumulation: the only error against the fp64 reference is fp32 rounding. The fast
+// defaults round activations (bf16 prefill, int8 for Q4_0 / Q8_0 on VNNI CPUs): see the
+// precisions below.
 #pragma once
 
 #include <cstddef>
@@ -53,24 +55,28 @@ const char* matmul_isa();
 
 // Arithmetic of the prefill GEMM (m >= kBf16MinRows) on CPUs with AVX512-BF16.
 //   kFp32:            weights dequantized to fp32, fp32 FMAs (error: fp32 rounding only).
-//   kBf16Activations: activations rounded to bf16 (8-bit mantissa), weights kept exact (Q4_0/Q8_0
-//                     integer levels and bf16 weights are exact in bf16; the fp16 block scale is
-//                     applied in fp32 per 32-element block), products summed in fp32 by
-//                     vdpbf16ps: twice the fp32 FMA rate, relative error about 2^-9 of |x|.|w|.
-// Decode (small m) and weights that bf16 cannot hold exactly (f32, f16) always use fp32.
+//   kBf16Activations: activations rounded to bf16 (8-bit mantissa), products summed in fp32 by
+//                     vdpbf16ps: twice the fp32 FMA rate. Q4_0/Q8_0 integer levels and bf16
+//                     weights are exact in bf16 (the fp16 block scale is applied in fp32 per
+//                     32-element block): relative error about 2^-9 of |x|.|w|. F16 weights are
+//                     rounded to bf16 too: about 2^-8 of |x|.|w|.
+// Decode (small m) and f32 weights always use fp32.
 // The default is kBf16Activations unless the environment sets TANDEM_MATMUL_PRECISION=fp32.
 enum class GemmPrecision { kFp32, kBf16Activations };
 void set_gemm_precision(GemmPrecision p);
 GemmPrecision gemm_precision();
 
-// Arithmetic of decode (m <= 8) for Q4_0 / Q8_0 weights:
-//   kFp32:            weights decoded to fp32 next to fp32 FMAs (error: fp32 rounding only).
+// Arithmetic of Q4_0 / Q8_0 matmuls on AVX-512 VNNI CPUs (decode, m <= 8, and prefill unless the
+// GEMM precision is kFp32):
+//   kFp32:            weights decoded to fp32 next to fp32 FMAs (error: fp32 rounding only); the
+//                     prefill GEMM then follows gemm_precision().
 //   kInt8Activations: the device attaches packed weights (WeightView::packed) and activations are
 //                     quantized to int8 per 32 columns with an fp32 scale (round to nearest):
 //                     relative error about 2^-8 of each activation block's largest |x|, the
-//                     arithmetic llama.cpp uses for these types.
+//                     arithmetic llama.cpp uses for these types. Prefill runs the decode kernels
+//                     over tiles of 8 rows (vpdpbusd: twice the MACs of vdpbf16ps).
 // The default is kInt8Activations unless TANDEM_MATMUL_PRECISION=fp32 (which forces fp32 for
-// both decode and prefill: the oracle path).
+// both decode and prefill: the oracle path). The name is historical: it governs prefill too.
 enum class DecodePrecision { kFp32, kInt8Activations };
 void set_decode_precision(DecodePrecision p);
 DecodePrecision decode_precision();

@@ -71,13 +71,18 @@ void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const
                               : isa == MatmulIsa::kAvx2 ? avx2_kernels()
                                                         : portable_kernels();
   const int t = weight_type_index(w.type);
+  const bool packed = w.packed && isa == MatmulIsa::kAvx512 && packed_decode_available() &&
+                      w.packed_row0 % PackedWeight::kRows == 0 && w.packed_row0 + w.rows <= w.packed->rows;
   if (m <= kGemvMaxM) {
-    if (w.packed && isa == MatmulIsa::kAvx512 && packed_decode_available() &&
-        w.packed_row0 % PackedWeight::kRows == 0 && w.packed_row0 + w.rows <= w.packed->rows) {
+    if (packed) {
       run_packed_gemv(pool, args);
       return;
     }
     run_gemv(pool, args, kernels.gemv[t]);
+    return;
+  }
+  if (packed && precision != GemmPrecision::kFp32) {
+    run_packed_gemm(pool, args);
     return;
   }
   if (precision == GemmPrecision::kBf16Activations && m >= kBf16MinRows && isa == MatmulIsa::kAvx512 &&

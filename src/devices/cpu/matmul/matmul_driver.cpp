@@ -53,6 +53,44 @@ void run_packed_gemv(ThreadPool& pool, const MatmulArgs& a) {
   });
 }
 
+void run_packed_gemm(ThreadPool& pool, const MatmulArgs& a) {
+  const PackedWeight& w = *a.w.packed;
+  const PackedDecodeKernels& k = avx512_vnni_packed();
+  const int64_t blocks = a.w.cols / 32;
+  const size_t q_bytes = size_t(a.m * a.w.cols), s_bytes = size_t(a.m * blocks) * 4;
+  char* scratch = static_cast<char*>(thread_scratch(kScratchQuantX, q_bytes + 2 * s_bytes + 64));
+  int8_t* xq = reinterpret_cast<int8_t*>(scratch);
+  float* xd = reinterpret_cast<float*>(scratch + (q_bytes + 63) / 64 * 64);
+  int32_t* xs = reinterpret_cast<int32_t*>(xd + a.m * blocks);
+  // Every thread quantizes a share of the activation rows; the pool's join is the barrier.
+  pool.run([&](int ith, int nth) {
+    const int64_t i0 = a.m * ith / nth, i1 = a.m * (ith + 1) / nth;
+    if (i0 < i1)
+      k.quantize(a.x + i0 * a.ldx, a.ldx, i1 - i0, a.w.cols, xq + i0 * a.w.cols, xd + i0 * blocks, xs + i0 * blocks);
+  });
+  const auto fn = w.type == DType::Q4_0 ? k.q4_0 : k.q8_0;
+  // A thread takes a chunk of 16-row groups small enough to stay in L2 (~256 KB) and runs every
+  // tile of kDecodeMaxRows activation rows against it: the weights come from memory once per
+  // call, and each tile is the decode kernel's (m <= 8) register blocking.
+  const int64_t groups = (a.w.rows + PackedWeight::kRows - 1) / PackedWeight::kRows;
+  const int64_t nth = int64_t(pool.size());
+  const int64_t fit = std::max<int64_t>(1, int64_t((size_t(256) << 10) / w.group_bytes));
+  const int64_t chunk = std::max<int64_t>(1, std::min(fit, (groups + nth - 1) / nth));
+  const int64_t group0 = a.w.packed_row0 / PackedWeight::kRows;
+  std::atomic<int64_t> next{0};
+  pool.run([&](int, int) {
+    for (int64_t g0; (g0 = next.fetch_add(chunk, std::memory_order_relaxed)) < groups;) {
+      const int64_t g1 = std::min(groups, g0 + chunk);
+      for (int64_t i = 0; i < a.m; i += kGemvMaxM) {
+        const int64_t tile = std::min(kGemvMaxM, a.m - i);
+        const PackedGemvArgs args{&w,           group0,       a.w.rows,          tile, xq + i * a.w.cols, a.w.cols,
+                                  xd + i * blocks, xs + i * blocks, a.y + i * a.ldy, a.ldy};
+        fn(args, g0, g1);
+      }
+    }
+  });
+}
+
 void run_gemm(ThreadPool& pool, const MatmulArgs& a, const GemmKernels& k) {
   const int64_t cols = a.w.cols;
   const int64_t kpad = (cols + k.k_align - 1) / k.k_align * k.k_align;

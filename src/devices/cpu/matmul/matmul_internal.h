@@ -76,7 +76,7 @@ int weight_type_index(DType t);
 const IsaKernels& portable_kernels();
 const IsaKernels& avx2_kernels();
 const IsaKernels& avx512_kernels();
-// bf16-activation GEMM for the types bf16 holds exactly (BF16, Q8_0, Q4_0); null micro elsewhere.
+// bf16-activation GEMM for BF16, Q8_0, Q4_0 (exact in bf16) and F16 (rounded); null elsewhere.
 const GemmKernels* avx512_bf16_gemm(DType t);
 
 // y[i, :] += sum_r p[i, r] * W[r, :] over all of W's rows (weighted_row_sum): one thread.
@@ -120,6 +120,9 @@ const PackedDecodeKernels& avx512_vnni_packed();
 
 void run_gemv(ThreadPool& pool, const MatmulArgs& a, GemvFn fn);
 void run_packed_gemv(ThreadPool& pool, const MatmulArgs& a);
+// Prefill on packed weights: the decode kernels over tiles of kGemvMaxM activation rows, the
+// weights walked in L2-sized chunks of groups.
+void run_packed_gemm(ThreadPool& pool, const MatmulArgs& a);
 void run_gemm(ThreadPool& pool, const MatmulArgs& a, const GemmKernels& k);
 
 // Runs the multiplication on an explicit path; the ISA must be available. Precision kBf16Activations

@@ -55,7 +55,8 @@ void dequant_f32(const WeightView& w, int64_t row, int64_t k0, int64_t n, float*
 }
 
 // Row columns [k0, k0 + n) as bf16 (n even; columns past the row's end zero). Q4_0/Q8_0 give
-// their integer levels (exact in bf16) and store the block scales to scales[(k/32) * 32].
+// their integer levels (exact in bf16) and store the block scales to scales[(k/32) * 32]; F16
+// values are rounded to bf16.
 void dequant_bf16(const WeightView& w, int64_t row, int64_t k0, int64_t n, uint16_t* out, float* scales) {
   const char* base = weight_row(w, row);
   if (w.type == DType::BF16) {
@@ -65,6 +66,16 @@ void dequant_bf16(const WeightView& w, int64_t row, int64_t k0, int64_t n, uint1
       const int64_t left = valid - j;
       const __mmask32 mask = left >= 32 ? ~__mmask32(0) : left <= 0 ? 0 : __mmask32((1u << left) - 1);
       _mm512_store_si512(out + j, _mm512_maskz_loadu_epi16(mask, p + j));
+    }
+    return;
+  }
+  if (w.type == DType::F16) {  // rounded to bf16 (see gemm_bf16_avx512.cpp)
+    const uint16_t* p = reinterpret_cast<const uint16_t*>(base) + k0;
+    const int64_t valid = w.cols - k0;
+    for (int64_t j = 0; j < n; j += 32) {
+      const __m512 lo = load_f16(p + j, first_lanes(valid - j));
+      const __m512 hi = load_f16(p + j + 16, first_lanes(valid - j - 16));
+      _mm512_store_si512(out + j, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
     }
     return;
   }
