@@ -34,6 +34,9 @@ struct DeviceCaps {
   // The device's work runs on the host's cores, all of them (the cpu device, PoCL's CPU OpenCL,
   // the emulated NPU): a thread spinning on its completion takes a core it needs.
   bool computes_on_host_cores = true;
+  // A norm_linear's projections run as one job (the cpu: one dispatch for q, k and v in decode),
+  // so a one-device forward hands it each rmsnorm and the projections reading it fused.
+  bool one_job_projections = false;
 };
 
 // The ops (graph/op.h) are the graph's vocabulary; devices receive them by these names.

@@ -1,6 +1,7 @@
 #include "runtime/graph_forward.h"
 
 #include <chrono>
+#include <optional>
 
 #include "devices/registry.h"
 
@@ -19,12 +20,40 @@ Result<std::unique_ptr<GraphForward>> GraphForward::create(std::shared_ptr<const
   TANDEM_RETURN_IF_ERROR(g->memory_.allocate());
   g->buffers_ = plan.bind(g->memory_);
   TANDEM_RETURN_IF_ERROR(device->map_shared_memory(g->memory_.get(0), g->memory_.total_bytes()));
+  g->one_job_projections_ = device->caps().one_job_projections;
   g->device_ = std::move(device);
   return g;
 }
 
+namespace {
+// On a device that runs a norm_linear's projections as one job: an rmsnorm and the whole-weight
+// matmuls right after it that read what it writes (q, k, v; gate, up) as one norm_linear, which
+// may write the norm's output as the unfused ops do. `used` says how many ops it stands for.
+std::optional<graph::OpCall> fuse_projections(const std::vector<graph::OpCall>& ops, size_t i, size_t& used) {
+  const graph::OpCall& norm = ops[i];
+  if (norm.kind != graph::OpKind::kRmsNorm || norm.out.data == norm.a.data) return std::nullopt;
+  graph::OpCall fused = norm;
+  fused.kind = graph::OpKind::kNormLinear;
+  fused.n_proj = 0;
+  for (size_t j = i + 1; j < ops.size() && fused.n_proj < graph::OpCall::kMaxProjections; ++j) {
+    const graph::OpCall& p = ops[j];
+    if (p.kind != graph::OpKind::kMatmul || p.a.data != norm.out.data || p.a.ld != norm.out.ld ||
+        p.a.rows != norm.out.rows || p.row_begin != 0 || p.row_end != p.weight->rows)
+      break;
+    fused.proj[size_t(fused.n_proj++)] = {p.weight, p.out};
+  }
+  if (fused.n_proj < 2) return std::nullopt;
+  used = size_t(1 + fused.n_proj);
+  return fused;
+}
+}  // namespace
+
 Status GraphForward::run_ops(const std::vector<graph::OpCall>& ops) {
-  for (const graph::OpCall& op : ops) {
+  for (size_t i = 0; i < ops.size();) {
+    size_t used = 1;
+    std::optional<graph::OpCall> fused = one_job_projections_ ? fuse_projections(ops, i, used) : std::nullopt;
+    const graph::OpCall& op = fused ? *fused : ops[i];
+    i += used;
     const auto t0 = std::chrono::steady_clock::now();
     // submit() checks the call itself; supports() is asked only to say why one was refused.
     Result<std::unique_ptr<devices::Completion>> submitted = device_->submit(op);

@@ -24,6 +24,7 @@ class GraphForward final : public DecoderForward {
   using DecoderForward::DecoderForward;
   Status run_ops(const std::vector<graph::OpCall>& ops) override;
   std::unique_ptr<devices::Device> device_;
+  bool one_job_projections_ = false;  // the device's caps: rmsnorm + projections go as norm_linear
   DeviceUsage usage_;
   std::string kv_note_;  // the cache's types and layout (ExecutionReport::kv)
 };

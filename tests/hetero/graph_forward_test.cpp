@@ -94,5 +94,19 @@ TEST(GraphOnDevice, NpuAloneCannotRunTheWholeGraph) {
   EXPECT_NE(st.message().find("get_rows"), std::string::npos) << st.message();
 }
 
+// On the cpu (one_job_projections) each rmsnorm goes with the projections reading it as one
+// norm_linear: a llama layer's 16 ops (norm, q, k, v, 2 ropes, kv store, attention, o, add, norm,
+// gate, up, swiglu, down, add) are 11 tasks, plus embedding, final norm and output.
+TEST(GraphOnDevice, CpuRunsEachNormAndItsProjectionsAsOneTask) {
+  auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q8_0));
+  ASSERT_TRUE(model);
+  auto cpu = make_cpu_forward(model, {2, 32, 8});
+  ASSERT_TRUE(cpu.ok());
+  std::vector<float> logits(size_t(model->config().n_vocab));
+  const TokenId token = 3;
+  ASSERT_TRUE((*cpu)->eval(std::span(&token, 1), 0, logits.data()).ok());
+  EXPECT_EQ((*cpu)->execution_report().tasks, uint64_t(3 + 11 * model->config().n_layers));
+}
+
 }  // namespace
 }  // namespace tandem

@@ -253,6 +253,50 @@ TEST_P(PackedDecode, NanInActivationsPropagatesToItsRowOnly) {
   }
 }
 
+// matmul_group: several weights over the same activations as one job. Every y is bitwise what a
+// separate matmul writes, on every ISA and type, packed (int8 decode) or not, with weights whose
+// row counts cut the threads' chunks mid-weight, padded y strides left alone, and prefill (one
+// after another) and a mixed packed/plain group (no shared job) too.
+TEST(MatmulGroup, EveryTargetBitwiseAsItsOwnMatmul) {
+  const int64_t cols = 96, ldx = cols + 3;
+  const int64_t row_counts[] = {200, 17, 63};
+  for (DType type : kTypes)
+    for (MatmulIsa isa : kIsas) {
+      if (!detail::isa_available(isa)) continue;
+      std::vector<TestWeight> ws;
+      std::vector<std::unique_ptr<PackedWeight>> packs;
+      for (int64_t rows : row_counts) {
+        ws.push_back(testing::make_weight(type, rows, cols, uint32_t(rows * 7 + int(type)), rows % 2 ? 4 : 0));
+        packs.push_back(isa == MatmulIsa::kAvx512 && can_pack_for_decode(type) ? pack_for_decode(pool(2), ws.back().view())
+                                                                               : nullptr);
+      }
+      for (int mix = 0; mix < (packs[0] ? 2 : 1); ++mix)
+        for (int64_t m : {1, 3, 8, 9}) {
+          const std::vector<float> x = testing::make_activations(m, cols, ldx, uint32_t(m + 5));
+          for (int threads : {1, 2, 3}) {
+            SCOPED_TRACE(std::string(dtype_name(type)) + " " + detail::isa_name(isa) + " m=" + std::to_string(m) +
+                         " threads=" + std::to_string(threads) + " mix=" + std::to_string(mix));
+            std::vector<MatmulTarget> targets;
+            std::vector<std::vector<float>> got, want;
+            for (size_t t = 0; t < ws.size(); ++t) {
+              WeightView v = ws[t].view();
+              // mix 1: the middle weight plain among packed ones.
+              if (packs[t] && !(mix == 1 && t == 1)) v.packed = packs[t].get();
+              const int64_t ldy = v.rows + 3;
+              got.emplace_back(size_t(m * ldy), kSentinel);
+              want.emplace_back(size_t(m * ldy), kSentinel);
+              detail::matmul_with(isa, GemmPrecision::kBf16Activations, pool(threads), v, x.data(), m, ldx,
+                                  want.back().data(), ldy);
+              targets.push_back({v, got.back().data(), ldy});
+            }
+            detail::matmul_group_with(isa, GemmPrecision::kBf16Activations, pool(threads), targets, x.data(), m, ldx);
+            for (size_t t = 0; t < ws.size(); ++t)
+              ASSERT_EQ(std::memcmp(got[t].data(), want[t].data(), got[t].size() * 4), 0) << "target " << t;
+          }
+        }
+    }
+}
+
 // weighted_row_sum: y += P W over W's rows (attention's values), every ISA and type, with tiles
 // of 64 rows crossed, plain-type tails, output rows in and past one register block, and y's
 // padding and p's unused columns left alone / never read.

@@ -1,6 +1,8 @@
 #include "devices/cpu/cpu_device.h"
 
+#include <array>
 #include <chrono>
+#include <span>
 
 #include "devices/cpu/attention.h"
 #include "devices/cpu/matmul/matmul.h"
@@ -8,8 +10,10 @@
 
 namespace tandem::devices {
 DeviceCaps CpuDevice::caps() const {
-  return DeviceCaps{DeviceKind::kCpu, true, true, false,
-                    std::string("matmul isa ") + cpu::matmul_isa() + ", " + std::to_string(pool_.size()) + " threads"};
+  DeviceCaps caps{DeviceKind::kCpu, true, true, false,
+                  std::string("matmul isa ") + cpu::matmul_isa() + ", " + std::to_string(pool_.size()) + " threads"};
+  caps.one_job_projections = true;
+  return caps;
 }
 
 bool CpuDevice::supports(const OpCall& call) const { return validate_call(call).ok(); }
@@ -22,15 +26,8 @@ void CpuDevice::run(const OpCall& c) {
   };
   switch (c.kind) {
     case OpKind::kMatmul: {
-      const Weight& w = *c.weight;
-      // The row range is a contiguous slice of the weight; its outputs start at column row_begin.
-      cpu::WeightView view{w.type, w.data + size_t(c.row_begin) * w.row_bytes(), c.row_end - c.row_begin,
-                           w.cols, w.row_bytes()};
-      if (cpu::decode_precision() == cpu::DecodePrecision::kInt8Activations) {
-        view.packed = packed_for_decode(w);
-        view.packed_row0 = c.row_begin;
-      }
-      cpu::matmul(pool_, view, c.a.data, n, c.a.ld, c.out.data + c.row_begin, c.out.ld);
+      cpu::matmul(pool_, view_of(*c.weight, c.row_begin, c.row_end), c.a.data, n, c.a.ld, c.out.data + c.row_begin,
+                  c.out.ld);
       break;
     }
     case OpKind::kGetRows: {
@@ -88,19 +85,31 @@ void CpuDevice::run(const OpCall& c) {
       rows([&](int64_t i) { cpu::softcap_inplace(c.out.data + i * c.out.ld, c.out.cols, c.softcap); });
       break;
     case OpKind::kNormLinear: {
-      // Unfused: the norm into `out`, then each projection from it (the cpu is the fallback of a
-      // fused NPU launch, and a fused op's semantics allow `out` to be written).
+      // The norm into `out` (a fused op's semantics allow `out` to be written), then every
+      // projection from it as one matmul_group: in decode one dispatch for q, k and v.
       OpCall norm = c;
       norm.kind = OpKind::kRmsNorm;
       norm.n_proj = 0;
       run(norm);
+      std::array<cpu::MatmulTarget, OpCall::kMaxProjections> targets;
       for (int i = 0; i < c.n_proj; ++i) {
         const OpCall::Projection& p = c.proj[size_t(i)];
-        run(OpCall::matmul(p.weight, 0, p.weight->rows, c.out.data, n, c.out.ld, p.out.data, p.out.ld));
+        targets[size_t(i)] = {view_of(*p.weight, 0, p.weight->rows), p.out.data, p.out.ld};
       }
+      cpu::matmul_group(pool_, std::span(targets.data(), size_t(c.n_proj)), c.out.data, n, c.out.ld);
       break;
     }
   }
+}
+
+cpu::WeightView CpuDevice::view_of(const Weight& w, int64_t row_begin, int64_t row_end) {
+  // The row range is a contiguous slice of the weight; its outputs start at column row_begin.
+  cpu::WeightView view{w.type, w.data + size_t(row_begin) * w.row_bytes(), row_end - row_begin, w.cols, w.row_bytes()};
+  if (cpu::decode_precision() == cpu::DecodePrecision::kInt8Activations) {
+    view.packed = packed_for_decode(w);
+    view.packed_row0 = row_begin;
+  }
+  return view;
 }
 
 const cpu::PackedWeight* CpuDevice::packed_for_decode(const Weight& w) {

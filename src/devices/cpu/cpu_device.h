@@ -26,6 +26,8 @@ class CpuDevice final : public Device {
   // The decode copy of a Q4_0 / Q8_0 weight (packed_weight.h), made on its first decode matmul
   // and kept for the device's life; null where this CPU or type has no packed kernels.
   const cpu::PackedWeight* packed_for_decode(const Weight& w);
+  // Rows [row_begin, row_end) of w as the matmul sees them (packed attached in int8 decode).
+  cpu::WeightView view_of(const Weight& w, int64_t row_begin, int64_t row_end);
 
   ThreadPool pool_;
   std::mutex packed_mu_;  // submit() may be called from a device worker and the host thread

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "core/dtype.h"
 
@@ -43,6 +44,20 @@ struct WeightView {
 // m == 1 is decode (matrix-vector, memory bound); m > 1 is prefill (matrix-matrix, compute bound).
 void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t m, int64_t ldx, float* y,
             int64_t ldy);
+
+// One weight of a matmul_group and where its products go: y (m rows, stride ldy >= w.rows).
+struct MatmulTarget {
+  WeightView w;
+  float* y = nullptr;
+  int64_t ldy = 0;
+};
+
+// matmul for each target over the same activations x (every target's w.cols the same). In decode
+// (m <= kDecodeMaxRows) the targets' rows are shared out among the threads as one job: q, k and v
+// (gate and up) cost one dispatch, one wait and one activation quantization instead of three, and
+// a thread runs from one weight into the next instead of idling at a join. Every y is bitwise what
+// a separate matmul call writes. Prefill, or targets whose kernels differ, run one after another.
+void matmul_group(ThreadPool& pool, std::span<const MatmulTarget> targets, const float* x, int64_t m, int64_t ldx);
 
 // y[i, c] += sum_r p[i, r] * W[r, c] for i < m, r < W.rows, c < W.cols: W's rows weighted by p
 // and summed into y -- attention's probabilities times a token-major value cache, whose rows are

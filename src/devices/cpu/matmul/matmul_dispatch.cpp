@@ -59,6 +59,12 @@ int weight_type_index(DType t) {
   std::abort();  // WeightView with a type this build does not implement
 }
 
+// Whether matmul_with would take the packed int8 decode path for this view.
+bool takes_packed(MatmulIsa isa, const WeightView& w) {
+  return w.packed && isa == MatmulIsa::kAvx512 && packed_decode_available() &&
+         w.packed_row0 % PackedWeight::kRows == 0 && w.packed_row0 + w.rows <= w.packed->rows;
+}
+
 void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const WeightView& w,
                  const float* x, int64_t m, int64_t ldx, float* y, int64_t ldy) {
   if (m <= 0 || w.rows <= 0) return;
@@ -71,8 +77,7 @@ void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const
                               : isa == MatmulIsa::kAvx2 ? avx2_kernels()
                                                         : portable_kernels();
   const int t = weight_type_index(w.type);
-  const bool packed = w.packed && isa == MatmulIsa::kAvx512 && packed_decode_available() &&
-                      w.packed_row0 % PackedWeight::kRows == 0 && w.packed_row0 + w.rows <= w.packed->rows;
+  const bool packed = takes_packed(isa, w);
   if (m <= kGemvMaxM) {
     if (packed) {
       run_packed_gemv(pool, args);
@@ -93,6 +98,33 @@ void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const
     }
   }
   run_gemm(pool, args, kernels.gemm[t]);
+}
+
+void matmul_group_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, std::span<const MatmulTarget> targets,
+                       const float* x, int64_t m, int64_t ldx) {
+  auto one_by_one = [&] {
+    for (const MatmulTarget& t : targets) matmul_with(isa, precision, pool, t.w, x, m, ldx, t.y, t.ldy);
+  };
+  if (targets.size() < 2 || targets.size() > kMaxGroup || m <= 0 || m > kGemvMaxM) return one_by_one();
+  // One job only where every target would run the same kind of decode kernel on its own.
+  const bool packed = takes_packed(isa, targets[0].w);
+  for (const MatmulTarget& t : targets) {
+    if (t.w.rows <= 0 || t.w.cols <= 0 || t.w.cols != targets[0].w.cols || takes_packed(isa, t.w) != packed ||
+        (packed && t.w.packed->type != targets[0].w.packed->type))
+      return one_by_one();
+  }
+  MatmulArgs args[kMaxGroup];
+  GemvFn fns[kMaxGroup];
+  const IsaKernels& kernels = isa == MatmulIsa::kAvx512 ? avx512_kernels()
+                              : isa == MatmulIsa::kAvx2 ? avx2_kernels()
+                                                        : portable_kernels();
+  for (size_t i = 0; i < targets.size(); ++i) {
+    args[i] = {targets[i].w, x, m, ldx, targets[i].y, targets[i].ldy};
+    fns[i] = kernels.gemv[weight_type_index(targets[i].w.type)];
+  }
+  const std::span<const MatmulArgs> all(args, targets.size());
+  if (packed) return run_packed_gemv_group(pool, all);
+  run_gemv_group(pool, all, fns);
 }
 
 namespace {
@@ -120,6 +152,10 @@ DecodePrecision decode_precision() { return detail::decode_precision_state().loa
 void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t m, int64_t ldx, float* y,
             int64_t ldy) {
   detail::matmul_with(detail::best_isa(), gemm_precision(), pool, w, x, m, ldx, y, ldy);
+}
+
+void matmul_group(ThreadPool& pool, std::span<const MatmulTarget> targets, const float* x, int64_t m, int64_t ldx) {
+  detail::matmul_group_with(detail::best_isa(), gemm_precision(), pool, targets, x, m, ldx);
 }
 
 namespace detail {

@@ -8,27 +8,55 @@
 
 namespace tandem::cpu::detail {
 
-void run_gemv(ThreadPool& pool, const MatmulArgs& a, GemvFn fn) {
-  // Decode is bound by weight bandwidth: each chunk is a contiguous run of rows (good for the
-  // hardware prefetcher, little false sharing on y) whose bounds are multiples of 4 so the kernel
-  // keeps its 4-rows-per-pass blocking except in the very last chunk.
-  // Threads take chunks from a shared counter, as run_packed_gemv does (a static split left one
-  // thread idle behind the other).
-  const int64_t rows = a.w.rows;
-  const int64_t groups = (rows + 3) / 4;
-  const int64_t chunk = std::max<int64_t>(8, groups / (int64_t(pool.size()) * 8));
+namespace {
+// Calls run(target, begin, end) for every piece of [0, total) (the targets' units laid end to end:
+// groups of rows) that the threads take, in chunks of `chunk` units from a shared counter. A chunk
+// that crosses from one target into the next is cut at the boundary, so a piece never spans two.
+// A chunk is a contiguous run of one weight's rows: one stream for the hardware prefetcher,
+// little false sharing on y.
+template <class Run>
+void share_units(ThreadPool& pool, const int64_t* units, size_t n_targets, int64_t chunk, Run&& run) {
+  int64_t total = 0;
+  for (size_t i = 0; i < n_targets; ++i) total += units[i];
   std::atomic<int64_t> next{0};
   pool.run([&](int, int) {
-    for (int64_t g0; (g0 = next.fetch_add(chunk, std::memory_order_relaxed)) < groups;) {
-      const int64_t r0 = std::min(rows, g0 * 4), r1 = std::min(rows, (g0 + chunk) * 4);
-      if (r0 < r1) fn(a, r0, r1);
+    for (int64_t g0; (g0 = next.fetch_add(chunk, std::memory_order_relaxed)) < total;) {
+      const int64_t g1 = std::min(total, g0 + chunk);
+      int64_t base = 0;
+      for (size_t t = 0; t < n_targets && base < g1; base += units[t], ++t) {
+        const int64_t b = std::max(g0, base) - base, e = std::min(g1, base + units[t]) - base;
+        if (b < e) run(t, b, e);
+      }
     }
   });
 }
 
-void run_packed_gemv(ThreadPool& pool, const MatmulArgs& a) {
-  const PackedWeight& w = *a.w.packed;
+// Chunks of at least 8 units, about 8 per thread: threads take them from a shared counter, as a
+// static split left one thread idle ~10% of every token behind the other (which starts later, or
+// shares its core with a neighbour).
+int64_t chunk_of(int64_t total_units, int n_threads) {
+  return std::max<int64_t>(8, total_units / (int64_t(n_threads) * 8));
+}
+}  // namespace
+
+void run_gemv(ThreadPool& pool, const MatmulArgs& a, GemvFn fn) { run_gemv_group(pool, {&a, 1}, &fn); }
+
+void run_gemv_group(ThreadPool& pool, std::span<const MatmulArgs> targets, const GemvFn* fns) {
+  // Units of 4 rows: chunk bounds stay multiples of 4 within a weight, so the kernel keeps its
+  // 4-rows-per-pass blocking except in a weight's very last rows.
+  int64_t units[kMaxGroup], total = 0;
+  for (size_t t = 0; t < targets.size(); ++t) total += units[t] = (targets[t].w.rows + 3) / 4;
+  share_units(pool, units, targets.size(), chunk_of(total, pool.size()), [&](size_t t, int64_t b, int64_t e) {
+    const int64_t rows = targets[t].w.rows;
+    fns[t](targets[t], std::min(rows, b * 4), std::min(rows, e * 4));
+  });
+}
+
+void run_packed_gemv(ThreadPool& pool, const MatmulArgs& a) { run_packed_gemv_group(pool, {&a, 1}); }
+
+void run_packed_gemv_group(ThreadPool& pool, std::span<const MatmulArgs> targets) {
   const PackedDecodeKernels& k = avx512_vnni_packed();
+  const MatmulArgs& a = targets[0];
   // The caller quantizes the activations once (a few microseconds for m = 1) and the threads share
   // them; the pool's start is the barrier.
   const int64_t blocks = a.w.cols / 32;
@@ -38,19 +66,17 @@ void run_packed_gemv(ThreadPool& pool, const MatmulArgs& a) {
   float* xd = reinterpret_cast<float*>(scratch + (q_bytes + 63) / 64 * 64);
   int32_t* xs = reinterpret_cast<int32_t*>(xd + a.m * blocks);
   k.quantize(a.x, a.ldx, a.m, a.w.cols, xq, xd, xs);
-  const PackedGemvArgs args{&w, a.w.packed_row0 / PackedWeight::kRows, a.w.rows, a.m, xq, a.w.cols, xd, xs, a.y, a.ldy};
-  const auto fn = w.type == DType::Q4_0 ? k.q4_0 : k.q8_0;
-  // Threads take chunks of consecutive 16-row groups from a shared counter: a static half each
-  // left one thread waiting ~10% of every token for the other (which starts later, or shares its
-  // core with a neighbour). A chunk (>= 8 groups, ~150 KB of Q4_0 at 2048 columns) is still one
-  // sequential stream for the prefetchers.
-  const int64_t groups = (a.w.rows + PackedWeight::kRows - 1) / PackedWeight::kRows;
-  const int64_t chunk = std::max<int64_t>(8, groups / (int64_t(pool.size()) * 8));
-  std::atomic<int64_t> next{0};
-  pool.run([&](int, int) {
-    for (int64_t g0; (g0 = next.fetch_add(chunk, std::memory_order_relaxed)) < groups;)
-      fn(args, g0, std::min(groups, g0 + chunk));
-  });
+  PackedGemvArgs args[kMaxGroup];
+  int64_t units[kMaxGroup], total = 0;
+  for (size_t t = 0; t < targets.size(); ++t) {
+    const MatmulArgs& ta = targets[t];
+    args[t] = {ta.w.packed, ta.w.packed_row0 / PackedWeight::kRows, ta.w.rows, ta.m, xq, ta.w.cols, xd, xs, ta.y, ta.ldy};
+    total += units[t] = (ta.w.rows + PackedWeight::kRows - 1) / PackedWeight::kRows;  // 16-row groups
+  }
+  // A chunk (>= 8 groups, ~150 KB of Q4_0 at 2048 columns) is one sequential stream.
+  const auto fn = a.w.packed->type == DType::Q4_0 ? k.q4_0 : k.q8_0;
+  share_units(pool, units, targets.size(), chunk_of(total, pool.size()),
+              [&](size_t t, int64_t b, int64_t e) { fn(args[t], b, e); });
 }
 
 void run_packed_gemm(ThreadPool& pool, const MatmulArgs& a) {

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "devices/cpu/matmul/matmul.h"
 #include "devices/cpu/matmul/packed_weight.h"
@@ -120,6 +121,12 @@ const PackedDecodeKernels& avx512_vnni_packed();
 
 void run_gemv(ThreadPool& pool, const MatmulArgs& a, GemvFn fn);
 void run_packed_gemv(ThreadPool& pool, const MatmulArgs& a);
+// Several decode matmuls over the same activations as one job (matmul_group): the rows of every
+// target in one sequence of chunks. run_gemv_group: fns[i] computes targets[i] (at most
+// kMaxGroup targets). run_packed_gemv_group: every target packed, of one type and one cols.
+constexpr size_t kMaxGroup = 8;
+void run_gemv_group(ThreadPool& pool, std::span<const MatmulArgs> targets, const GemvFn* fns);
+void run_packed_gemv_group(ThreadPool& pool, std::span<const MatmulArgs> targets);
 // Prefill on packed weights: the decode kernels over tiles of kGemvMaxM activation rows, the
 // weights walked in L2-sized chunks of groups.
 void run_packed_gemm(ThreadPool& pool, const MatmulArgs& a);
@@ -130,6 +137,10 @@ void run_gemm(ThreadPool& pool, const MatmulArgs& a, const GemmKernels& k);
 // weights, AVX512-BF16 present, isa == kAvx512).
 void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const WeightView& w,
                  const float* x, int64_t m, int64_t ldx, float* y, int64_t ldy);
+
+// matmul_group on an explicit path (tests, benchmarks).
+void matmul_group_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, std::span<const MatmulTarget> targets,
+                       const float* x, int64_t m, int64_t ldx);
 
 // A per-thread 64-byte-aligned buffer, one per slot, grown on demand and kept for the thread's
 // lifetime, so steady-state calls allocate nothing.
