@@ -89,6 +89,21 @@ int main(int argc, char** argv) {
     w.add_tensor("bf16.weight", {2, 1, 1, 3}, DType::BF16, Pattern(5));
     ok &= Write(w, dir + "/all_tensor_types.gguf");
   }
+  {  // the block types of downloaded model files: 32-element blocks and 256-element super-blocks
+    GgufWriter w;
+    w.set("general.name", Value{std::string("block types")});
+    w.add_tensor("q4_1.weight", {64, 2}, DType::Q4_1, Pattern(6));
+    w.add_tensor("q5_0.weight", {32}, DType::Q5_0, Pattern(7));
+    w.add_tensor("q5_1.weight", {32, 1}, DType::Q5_1, Pattern(8));
+    w.add_tensor("iq4_nl.weight", {32, 3}, DType::IQ4_NL, Pattern(9));
+    w.add_tensor("q2_k.weight", {256}, DType::Q2_K, Pattern(10));
+    w.add_tensor("q3_k.weight", {256, 2}, DType::Q3_K, Pattern(11));
+    w.add_tensor("q4_k.weight", {512, 1}, DType::Q4_K, Pattern(12));
+    w.add_tensor("q5_k.weight", {256}, DType::Q5_K, Pattern(13));
+    w.add_tensor("q6_k.weight", {256, 2}, DType::Q6_K, Pattern(14));
+    w.add_tensor("iq4_xs.weight", {256}, DType::IQ4_XS, Pattern(15));
+    ok &= Write(w, dir + "/k_quant_types.gguf");
+  }
   {  // a tiny llama: the keys and tensor names a model loader looks for, alignment 64
     GgufWriter w;
     w.set("general.architecture", Value{std::string("llama")});
@@ -165,7 +180,7 @@ int main(int argc, char** argv) {
     // The first tensor info follows its name: n_dims (4), 2 dims (16), then the type.
     std::vector<uint8_t> bad = tensors;
     const size_t type_at = Find(bad, "f32.weight") + std::strlen("f32.weight") + 4 + 16;
-    bad[type_at] = 12;  // q4_K: not supported
+    bad[type_at] = 16;  // iq2_xxs: not supported
     ok &= WriteAll(dir + "/bad_tensor_type.gguf", bad);
   }
   {

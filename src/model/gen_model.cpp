@@ -13,13 +13,24 @@
 namespace tandem {
 namespace {
 
-// GGUF's general.file_type for a model whose matrices are all of one type.
+// GGUF's general.file_type (llama.cpp's llama_ftype) for a model whose matrices are all of one
+// type; a lone K-quant reads as its "_S" mix, as llama-quantize --pure labels it.
 uint32_t file_type_of(DType t) {
   switch (t) {
     case DType::F32: return 0;
     case DType::F16: return 1;
     case DType::Q4_0: return 2;
+    case DType::Q4_1: return 3;
     case DType::Q8_0: return 7;
+    case DType::Q5_0: return 8;
+    case DType::Q5_1: return 9;
+    case DType::Q2_K: return 10;
+    case DType::Q3_K: return 11;
+    case DType::Q4_K: return 14;
+    case DType::Q5_K: return 16;
+    case DType::Q6_K: return 18;
+    case DType::IQ4_NL: return 25;
+    case DType::IQ4_XS: return 30;
     case DType::BF16: return 32;
   }
   return 0;
@@ -54,19 +65,7 @@ void random_row(float* out, int64_t cols, uint64_t tensor_seed, int64_t row, Ini
   }
 }
 
-void encode_row(const float* src, uint8_t* dst, int64_t cols, DType type) {
-  switch (type) {
-    case DType::F32: std::memcpy(dst, src, size_t(cols) * 4); break;
-    case DType::F16:
-      for (int64_t i = 0; i < cols; ++i) reinterpret_cast<fp16_t*>(dst)[i] = f32_to_fp16(src[i]);
-      break;
-    case DType::BF16:
-      for (int64_t i = 0; i < cols; ++i) reinterpret_cast<bf16_t*>(dst)[i] = f32_to_bf16(src[i]);
-      break;
-    case DType::Q8_0: quantize_row_q8_0(src, reinterpret_cast<BlockQ8_0*>(dst), size_t(cols)); break;
-    case DType::Q4_0: quantize_row_q4_0(src, reinterpret_cast<BlockQ4_0*>(dst), size_t(cols)); break;
-  }
-}
+void encode_row(const float* src, uint8_t* dst, int64_t cols, DType type) { quantize_row(type, src, dst, size_t(cols)); }
 
 gguf::Value u32(int64_t v) { return gguf::Value{uint32_t(v)}; }
 gguf::Value f32(double v) { return gguf::Value{float(v)}; }
@@ -160,6 +159,10 @@ Status validate_shape(const ModelShape& s, DType type) {
     return InvalidArgument("--type " + std::string(dtype_name(type)) + ": --dim " + std::to_string(s.dim) + " and --ffn " +
                            std::to_string(s.ffn_dim) + " must be multiples of " + std::to_string(block));
   }
+  if (s.q_dim() % int(block)) {  // attn_output's rows are the heads' width
+    return InvalidArgument("--type " + std::string(dtype_name(type)) + ": --heads x --head-dim = " + std::to_string(s.q_dim()) +
+                           " must be a multiple of " + std::to_string(block));
+  }
   return Status::Ok();
 }
 
@@ -181,7 +184,7 @@ Status generate_model(const GenModelOptions& o, const std::string& out_path) {
   w.set("general.architecture", str(arch));
   w.set("general.name", str("tandem random " + s.name));
   w.set("general.file_type", u32(file_type_of(o.type)));
-  if (o.type == DType::Q4_0 || o.type == DType::Q8_0) w.set("general.quantization_version", u32(2));
+  if (is_block_quantized(o.type)) w.set("general.quantization_version", u32(2));
   w.set(p + "context_length", u32(s.context_length));
   w.set(p + "embedding_length", u32(s.dim));
   w.set(p + "block_count", u32(s.n_layers));

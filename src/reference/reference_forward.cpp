@@ -37,6 +37,14 @@ std::vector<double> reference_dequantize_row(const Weight& w, int64_t row) {
       }
       break;
     }
+    default: {
+      // Every other block type: ggml's dequantization (core/quant.h, checked against ggml's own
+      // floats) defines the weights; the reference takes those fp32 values as exact.
+      std::vector<float> row_f32(size_t(w.cols));
+      dequantize_row(w.type, p, row_f32.data(), size_t(w.cols));
+      for (int64_t i = 0; i < w.cols; ++i) out[size_t(i)] = row_f32[size_t(i)];
+      break;
+    }
   }
   return out;
 }

@@ -92,8 +92,11 @@ TEST(DType, TraitsAndNames) {
   EXPECT_EQ(row_bytes(DType::Q8_0, 32), 34u);
   EXPECT_EQ(row_bytes(DType::F16, 10), 20u);
   EXPECT_EQ(dtype_from_name("q4_0"), DType::Q4_0);
-  EXPECT_FALSE(dtype_from_name("q4_k").has_value());
-  EXPECT_FALSE(dtype_traits(12u).has_value());  // q4_K is not supported
+  EXPECT_EQ(dtype_from_name("q4_k"), DType::Q4_K);
+  EXPECT_EQ(row_bytes(DType::Q4_K, 512), 288u);
+  EXPECT_EQ(row_bytes(DType::IQ4_XS, 256), 136u);
+  EXPECT_FALSE(dtype_from_name("iq2_xxs").has_value());
+  EXPECT_FALSE(dtype_traits(16u).has_value());  // iq2_xxs is not supported
   EXPECT_EQ(dtype_traits(30u)->name, "bf16");
 }
 

@@ -11,7 +11,7 @@ namespace {
 
 using testing::GgufBytes;
 
-constexpr uint32_t kF32 = 0, kQ4_0 = 2, kQ4_K = 12;
+constexpr uint32_t kF32 = 0, kQ4_0 = 2, kIQ2_XXS = 16;
 
 // Parsing must fail with "t.gguf: FIELD: ..." and the message must contain every fragment.
 ::testing::AssertionResult FailsWith(const GgufBytes& b, std::string_view field,
@@ -267,7 +267,7 @@ TEST(GgufValidation, ByteSizeOverflowWithinInt64Elements) {
 }
 
 TEST(GgufValidation, UnsupportedTensorTypeNamesTheGgmlType) {
-  EXPECT_TRUE(FailsWith(OneTensorFile({256}, kQ4_K), "tensor 'w'", {"unsupported tensor type", "(12 = q4_K)"},
+  EXPECT_TRUE(FailsWith(OneTensorFile({256}, kIQ2_XXS), "tensor 'w'", {"unsupported tensor type", "(16 = iq2_xxs)"},
                         StatusCode::kUnsupported));
 }
 

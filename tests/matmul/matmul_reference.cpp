@@ -45,13 +45,9 @@ TestWeight make_weight(DType type, int64_t rows, int64_t cols, uint32_t seed, si
           deq[k] = bf16_to_f32(h);
         }
         break;
-      case DType::Q8_0:
-        quantize_row_q8_0(src.data(), reinterpret_cast<BlockQ8_0*>(dst), size_t(cols));
-        dequantize_row_q8_0(reinterpret_cast<const BlockQ8_0*>(dst), deq.data(), size_t(cols));
-        break;
-      case DType::Q4_0:
-        quantize_row_q4_0(src.data(), reinterpret_cast<BlockQ4_0*>(dst), size_t(cols));
-        dequantize_row_q4_0(reinterpret_cast<const BlockQ4_0*>(dst), deq.data(), size_t(cols));
+      default:  // block types: core's quantizer and dequantizer (checked against ggml's bytes)
+        quantize_row(type, src.data(), dst, size_t(cols));
+        dequantize_row(type, dst, deq.data(), size_t(cols));
         break;
     }
     for (int64_t k = 0; k < cols; ++k) w.values[size_t(r * cols + k)] = deq[k];

@@ -154,6 +154,51 @@ TEST_P(MatmulTest, NanInActivationsPropagatesToItsRowOnly) {
   }
 }
 
+// The block types without kernels of their own (Q4_1 ... IQ4_XS): dequantized rows into each ISA's
+// f32 decode kernel, panels dequantized for its f32 GEMM (also when bf16 activations are asked
+// for), so the error is fp32 rounding against the fp64 reference over ggml's dequantized values.
+constexpr DType kDequantizedTypes[] = {DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q2_K,   DType::Q3_K,
+                                       DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_NL, DType::IQ4_XS};
+
+class DequantizedTypes : public MatmulTest {};
+
+TEST_P(DequantizedTypes, MatchWithinFp32Rounding) {
+  const int64_t block = dtype_traits(type()).block_size;
+  for (int64_t cols : {block, 3 * block, int64_t(2048)}) {
+    for (int64_t rows : {1, 17, 63}) {
+      const TestWeight w = testing::make_weight(type(), rows, cols, uint32_t(rows * 131 + cols), rows % 2 ? 4 : 0);
+      for (int64_t m : {1, 3, 9, 33}) {
+        const int64_t ldx = cols + 3;
+        const std::vector<float> x = testing::make_activations(m, cols, ldx, uint32_t(m * 37 + cols));
+        const std::vector<double> ref = testing::reference_matmul(w, x.data(), m, ldx);
+        const std::vector<double> scale = testing::error_scale(w, x.data(), m, ldx);
+        for (GemmPrecision p : precisions())
+          for (int threads : {1, 2}) {
+            SCOPED_TRACE("m=" + std::to_string(m) + " rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) +
+                         " threads=" + std::to_string(threads) + (p == GemmPrecision::kFp32 ? " fp32" : " bf16-asked"));
+            EXPECT_LE(check_case(isa(), p, threads, w, x, m, ldx, ref, scale), 1e-5);
+            if (HasFailure()) return;
+          }
+      }
+    }
+  }
+}
+
+TEST_P(DequantizedTypes, NanInActivationsPropagatesToItsRowOnly) {
+  const int64_t rows = 20, cols = dtype_traits(type()).block_size * 2;
+  const TestWeight w = testing::make_weight(type(), rows, cols, 13);
+  for (int64_t m : {1, 20}) {
+    std::vector<float> x = testing::make_activations(m, cols, cols, 14);
+    const int64_t bad = m / 2;
+    x[size_t(bad * cols + cols / 2 + 3)] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> y(size_t(m * rows));
+    detail::matmul_with(isa(), GemmPrecision::kFp32, pool(2), w.view(), x.data(), m, cols, y.data(), rows);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t r = 0; r < rows; ++r)
+        ASSERT_EQ(std::isnan(y[size_t(i * rows + r)]), i == bad) << "m=" << m << " i=" << i << " r=" << r;
+  }
+}
+
 // Decode and prefill on packed Q4_0 / Q8_0 weights with int8 activations, whole weights and row
 // slices that start at a group boundary. The bound is rigorous: rounding each activation to its block's
 // 1/127 grid moves it by at most amax/254, so the error vector e has |e| <= sqrt(32)/254 |x|
@@ -339,6 +384,8 @@ std::string param_name(const ::testing::TestParamInfo<std::tuple<DType, MatmulIs
   return std::string(dtype_name(std::get<0>(info.param))) + "_" + detail::isa_name(std::get<1>(info.param));
 }
 
+INSTANTIATE_TEST_SUITE_P(AllIsas, DequantizedTypes,
+                         ::testing::Combine(::testing::ValuesIn(kDequantizedTypes), ::testing::ValuesIn(kIsas)), param_name);
 INSTANTIATE_TEST_SUITE_P(AllTypesAllIsas, MatmulTest,
                          ::testing::Combine(::testing::ValuesIn(kTypes), ::testing::ValuesIn(kIsas)), param_name);
 

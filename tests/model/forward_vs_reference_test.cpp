@@ -236,7 +236,14 @@ INSTANTIATE_TEST_SUITE_P(AllArchsAndTypes, ForwardVsReference,
                                            Case{Arch::kQwen3, DType::F32, true}, Case{Arch::kQwen3, DType::Q8_0, false},
                                            Case{Arch::kPhi3, DType::F32, false}, Case{Arch::kPhi3, DType::Q4_0, false},
                                            Case{Arch::kGemma2, DType::F32, true}, Case{Arch::kGemma2, DType::Q8_0, true},
-                                           Case{Arch::kGemma3, DType::F32, true}, Case{Arch::kGemma3, DType::F16, true}),
+                                           Case{Arch::kGemma3, DType::F32, true}, Case{Arch::kGemma3, DType::F16, true},
+                                           // The types of the model files people download (Q4_K_M is Q4_K with
+                                           // Q6_K, ...), each on its own architecture.
+                                           Case{Arch::kLlama, DType::Q4_K, false}, Case{Arch::kLlama, DType::Q6_K, true},
+                                           Case{Arch::kQwen3, DType::Q5_K, true}, Case{Arch::kQwen3, DType::IQ4_XS, false},
+                                           Case{Arch::kPhi3, DType::Q3_K, false}, Case{Arch::kGemma2, DType::Q2_K, true},
+                                           Case{Arch::kGemma3, DType::Q5_0, true}, Case{Arch::kLlama, DType::Q4_1, false},
+                                           Case{Arch::kLlama, DType::Q5_1, true}, Case{Arch::kLlama, DType::IQ4_NL, false}),
                          case_name);
 
 // LongRoPE picks its factors by the run's length: within the original context (32) the short

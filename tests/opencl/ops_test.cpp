@@ -50,8 +50,7 @@ std::vector<uint8_t> make_weight(DType type, int64_t rows, int64_t cols, unsigne
       case DType::BF16:
         for (int64_t k = 0; k < cols; ++k) reinterpret_cast<bf16_t*>(dst)[k] = f32_to_bf16(src[k]);
         break;
-      case DType::Q8_0: quantize_row_q8_0(src, reinterpret_cast<BlockQ8_0*>(dst), size_t(cols)); break;
-      case DType::Q4_0: quantize_row_q4_0(src, reinterpret_cast<BlockQ4_0*>(dst), size_t(cols)); break;
+      default: quantize_row(type, src, dst, size_t(cols)); break;
     }
   }
   return out;

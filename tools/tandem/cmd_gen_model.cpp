@@ -31,7 +31,7 @@ Command add_gen_model(CLI::App& app) {
   sub->add_flag("--tied", o->tied, "no output.weight: logits reuse token_embd.weight");
   preset->excludes(arch);
   sub->add_option("--vocab", o->vocab, "GGUF whose tokenizer is copied (default: the built-in Llama SentencePiece vocabulary)");
-  sub->add_option("--type", o->type, "f32 | f16 | bf16 | q8_0 | q4_0")->capture_default_str();
+  sub->add_option("--type", o->type, "f32 | f16 | bf16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | q2_k | q3_k | q4_k | q5_k | q6_k | iq4_nl | iq4_xs")->capture_default_str();
   sub->add_option("--seed", o->seed, "random seed")->capture_default_str();
   sub->add_option("-t,--threads", o->threads, "threads for drawing and quantizing");
   sub->add_option("-o,--output", o->out, "output GGUF file")->required();

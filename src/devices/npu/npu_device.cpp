@@ -26,11 +26,9 @@ uint64_t to_fp16(const Act& a, std::vector<fp16_t>& out) {
 
 }  // namespace
 
-bool NpuDevice::weight_type_supported(DType t) {
-  return t == DType::F16 || t == DType::Q8_0 || t == DType::Q4_0 || t == DType::F32 || t == DType::BF16;
-}
+bool NpuDevice::weight_type_supported(DType) { return true; }
 
-DType NpuDevice::packed_format(DType t) { return t == DType::F32 || t == DType::BF16 ? DType::F16 : t; }
+DType NpuDevice::packed_format(DType t) { return t == DType::Q8_0 || t == DType::Q4_0 ? t : DType::F16; }
 
 bool NpuDevice::op_kind_supported(OpKind k) {
   return k == OpKind::kMatmul || k == OpKind::kRmsNorm || k == OpKind::kSwiglu || k == OpKind::kAdd ||
@@ -85,7 +83,7 @@ Result<NpuDevice::Graph> NpuDevice::build(const GraphSpec& s, double* cost, bool
     if (!s.weight) return InvalidArgument("npu: matmul graph without a weight");
     if (!weight_type_supported(s.weight->type)) {
       return Unsupported("npu: weight '" + s.weight->name + "' is " + std::string(dtype_name(s.weight->type)) +
-                         "; the NPU runs f16, q8_0 and q4_0 weights (and rounds f32 or bf16 to f16)");
+                         ", which the NPU cannot pack");
     }
     npu::oplib::MatmulSpec spec;
     spec.n = uint32_t(s.m);

@@ -52,9 +52,11 @@ class NpuDevice final : public Device {
   uint64_t bytes_converted() const override { return converted_; }
   const npu::TargetModel& target() const { return target_; }
 
-  // Weights the NPU can hold: its own formats (f16, q8_0, q4_0) and f32/bf16, which it rounds to
-  // f16 when it prepares a graph (the packed copy is what it keeps: half the f32 bytes; the
-  // rounding is charged to the host once per graph, not to the run).
+  // Weights the NPU can hold: every type. Its own formats (f16, q8_0, q4_0) are packed as they
+  // are; any other (f32, bf16, the K-quants, Q4_1/Q5_x, IQ4) is dequantized by ggml's arithmetic
+  // and rounded to f16 when it prepares a graph. The packed copy is what it keeps: half the f32
+  // bytes, but 3.6x a 4.5-bit K-quant's in the NPU's memory and its weight DMA -- the price of
+  // formats its vector units cannot unpack. The conversion is charged to the host once per graph.
   static bool weight_type_supported(DType t);
   // The format the NPU packs a weight type into.
   static DType packed_format(DType t);

@@ -240,8 +240,8 @@ double estimate_matmul_power_w(const MatmulSpec& s, const MatmulPlan& p, const T
 Result<std::vector<uint8_t>> pack_weights_from(const MatmulSpec& s, const TargetModel& t, DType source, const void* w,
                                                size_t w_bytes) {
   if (source == s.wtype) return pack_weights(s, t, w, w_bytes);
-  const bool convertible = source == DType::Q8_0 || source == DType::Q4_0 || source == DType::F32 || source == DType::BF16;
-  if (s.wtype != DType::F16 || !convertible)
+  // Any type dequantizes (ggml's arithmetic, core/quant.h) and rounds to f16.
+  if (s.wtype != DType::F16)
     return Unsupported("matmul pack: cannot pack " + std::string(dtype_name(source)) + " rows as " +
                        std::string(dtype_name(s.wtype)));
   const size_t rb = row_bytes(source, s.in);
@@ -252,14 +252,7 @@ Result<std::vector<uint8_t>> pack_weights_from(const MatmulSpec& s, const Target
   const uint8_t* src = static_cast<const uint8_t*>(w);
   for (uint32_t o = 0; o < s.out; ++o) {
     const uint8_t* row = src + rb * o;
-    switch (source) {
-      case DType::Q8_0: dequantize_row_q8_0(reinterpret_cast<const BlockQ8_0*>(row), deq.data(), s.in); break;
-      case DType::Q4_0: dequantize_row_q4_0(reinterpret_cast<const BlockQ4_0*>(row), deq.data(), s.in); break;
-      case DType::F32: std::memcpy(deq.data(), row, size_t(s.in) * 4); break;  // rounded to f16 below
-      default:
-        for (uint32_t i = 0; i < s.in; ++i) deq[i] = bf16_to_f32(reinterpret_cast<const bf16_t*>(row)[i]);
-        break;
-    }
+    dequantize_row(source, row, deq.data(), s.in);  // rounded to f16 below
     for (uint32_t i = 0; i < s.in; ++i) rows[size_t(o) * s.in + i] = f32_to_fp16(deq[i]);
   }
   return pack_weights(s, t, rows.data(), rows.size() * 2);

@@ -29,6 +29,7 @@ void pack_x(const float* x, int64_t ldx, int rows, int64_t k, int64_t kpad, void
 
 // Row columns [k0, k0 + n) as fp32 (block types: k0 and n multiples of 32).
 void dequant_row(const WeightView& w, int64_t row, int64_t k0, int64_t n, float* out) {
+  if (weight_type_index(w.type) < 0) return dequantize_range(w, row, k0, n, out);  // core's, scalar
   const char* base = static_cast<const char*>(w.data) + size_t(row) * w.row_bytes;
   if (w.type == DType::Q4_0 || w.type == DType::Q8_0) {
     for (int64_t b = 0; b < n / 32; ++b) {

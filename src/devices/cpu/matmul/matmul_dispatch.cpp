@@ -55,8 +55,13 @@ int weight_type_index(DType t) {
     case DType::BF16: return 2;
     case DType::Q8_0: return 3;
     case DType::Q4_0: return 4;
+    default: return -1;
   }
-  std::abort();  // WeightView with a type this build does not implement
+}
+
+void dequantize_range(const WeightView& w, int64_t row, int64_t k0, int64_t n, float* out) {
+  const char* base = static_cast<const char*>(w.data) + size_t(row) * w.row_bytes;
+  tandem::dequantize_row(w.type, base + row_bytes(w.type, size_t(k0)), out, size_t(n));
 }
 
 // Whether matmul_with would take the packed int8 decode path for this view.
@@ -78,6 +83,10 @@ void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const
                                                         : portable_kernels();
   const int t = weight_type_index(w.type);
   const bool packed = takes_packed(isa, w);
+  if (t < 0) {  // no kernel of its own: dequantized rows into the f32 kernels
+    if (m <= kGemvMaxM) return run_gemv_dequantized(pool, args, kernels.gemv[0]);
+    return run_gemm(pool, args, kernels.gemm[0]);
+  }
   if (m <= kGemvMaxM) {
     if (packed) {
       run_packed_gemv(pool, args);
@@ -109,7 +118,8 @@ void matmul_group_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool,
   // One job only where every target would run the same kind of decode kernel on its own.
   const bool packed = takes_packed(isa, targets[0].w);
   for (const MatmulTarget& t : targets) {
-    if (t.w.rows <= 0 || t.w.cols <= 0 || t.w.cols != targets[0].w.cols || takes_packed(isa, t.w) != packed ||
+    if (t.w.rows <= 0 || t.w.cols <= 0 || t.w.cols != targets[0].w.cols || weight_type_index(t.w.type) < 0 ||
+        takes_packed(isa, t.w) != packed ||
         (packed && t.w.packed->type != targets[0].w.packed->type))
       return one_by_one();
   }
@@ -164,6 +174,7 @@ void weighted_row_sum_with(MatmulIsa isa, const WeightView& w, const float* p, i
   if (m <= 0 || w.rows <= 0 || w.cols <= 0) return;
   const RowSumArgs args{w, p, m, ldp, y, ldy};
   const int t = weight_type_index(w.type);
+  if (t < 0) return row_sum_portable(args);  // the KV cache's types all have kernels; any other is correct here
   switch (isa) {
     case MatmulIsa::kAvx512: return kAvx512RowSum[t](args);
     case MatmulIsa::kAvx2: return kAvx2RowSum[t](args);
@@ -180,19 +191,7 @@ void weighted_row_sum(const WeightView& w, const float* p, int64_t m, int64_t ld
 const char* matmul_isa() { return detail::isa_name(detail::best_isa()); }
 
 void dequantize_row(const WeightView& w, int64_t row, float* out) {
-  const void* src = static_cast<const char*>(w.data) + size_t(row) * w.row_bytes;
-  const size_t n = size_t(w.cols);
-  switch (w.type) {
-    case DType::F32: std::memcpy(out, src, n * sizeof(float)); return;
-    case DType::F16:
-      for (size_t i = 0; i < n; ++i) out[i] = fp16_to_f32(static_cast<const fp16_t*>(src)[i]);
-      return;
-    case DType::BF16:
-      for (size_t i = 0; i < n; ++i) out[i] = bf16_to_f32(static_cast<const bf16_t*>(src)[i]);
-      return;
-    case DType::Q8_0: dequantize_row_q8_0(static_cast<const BlockQ8_0*>(src), out, n); return;
-    case DType::Q4_0: dequantize_row_q4_0(static_cast<const BlockQ4_0*>(src), out, n); return;
-  }
+  tandem::dequantize_row(w.type, static_cast<const char*>(w.data) + size_t(row) * w.row_bytes, out, size_t(w.cols));
 }
 
 }  // namespace tandem::cpu

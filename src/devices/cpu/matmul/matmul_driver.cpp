@@ -52,6 +52,22 @@ void run_gemv_group(ThreadPool& pool, std::span<const MatmulArgs> targets, const
   });
 }
 
+void run_gemv_dequantized(ThreadPool& pool, const MatmulArgs& a, GemvFn f32_gemv) {
+  // Tiles of 4 rows (the f32 kernel's blocking), dequantized into the thread's scratch: the decode
+  // costs a scalar pass over the weights, which dominates; these types are here to be correct.
+  constexpr int64_t kTile = 4;
+  const int64_t units[1] = {(a.w.rows + kTile - 1) / kTile};
+  share_units(pool, units, 1, chunk_of(units[0], pool.size()), [&](size_t, int64_t b, int64_t e) {
+    float* rows = static_cast<float*>(thread_scratch(kScratchRows, size_t(kTile * a.w.cols) * sizeof(float)));
+    for (int64_t u = b; u < e; ++u) {
+      const int64_t r0 = u * kTile, n = std::min(kTile, a.w.rows - r0);
+      for (int64_t r = 0; r < n; ++r) dequantize_range(a.w, r0 + r, 0, a.w.cols, rows + r * a.w.cols);
+      const WeightView tile{DType::F32, rows, n, a.w.cols, size_t(a.w.cols) * sizeof(float)};
+      f32_gemv(MatmulArgs{tile, a.x, a.m, a.ldx, a.y + r0, a.ldy}, 0, n);
+    }
+  });
+}
+
 void run_packed_gemv(ThreadPool& pool, const MatmulArgs& a) { run_packed_gemv_group(pool, {&a, 1}); }
 
 void run_packed_gemv_group(ThreadPool& pool, std::span<const MatmulArgs> targets) {

@@ -71,8 +71,16 @@ struct IsaKernels {
   GemmKernels gemm[5];   // fp32 GEMM
 };
 
-// Index of a weight type in the tables: F32, F16, BF16, Q8_0, Q4_0.
+// Index of a weight type in the tables: F32, F16, BF16, Q8_0, Q4_0; -1 for every other block type
+// (Q4_1 ... IQ4_XS), which takes the dequantizing path: decode dequantizes a few rows at a time
+// into fp32 for the ISA's f32 kernel, prefill's panels are filled by dequantize_range.
 int weight_type_index(DType t);
+constexpr int kTypesWithKernels = 5;
+
+// Row `row` of w, columns [k0, k0 + n), as fp32 through core/quant.h's dequantizer (k0 and n
+// multiples of the type's block size; the GEMMs' kc of 256 is a multiple of every block size).
+// Compiled with baseline flags: the ISA files call it for types they have no decoder of.
+void dequantize_range(const WeightView& w, int64_t row, int64_t k0, int64_t n, float* out);
 
 const IsaKernels& portable_kernels();
 const IsaKernels& avx2_kernels();
@@ -120,6 +128,9 @@ bool packed_decode_available();  // AVX-512 path usable and AVX512-VNNI present
 const PackedDecodeKernels& avx512_vnni_packed();
 
 void run_gemv(ThreadPool& pool, const MatmulArgs& a, GemvFn fn);
+// Decode on a type without a decode kernel: each thread dequantizes tiles of a few rows into fp32
+// and runs the ISA's f32 kernel `f32_gemv` on them.
+void run_gemv_dequantized(ThreadPool& pool, const MatmulArgs& a, GemvFn f32_gemv);
 void run_packed_gemv(ThreadPool& pool, const MatmulArgs& a);
 // Several decode matmuls over the same activations as one job (matmul_group): the rows of every
 // target in one sequence of chunks. run_gemv_group: fns[i] computes targets[i] (at most
@@ -144,7 +155,7 @@ void matmul_group_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool,
 
 // A per-thread 64-byte-aligned buffer, one per slot, grown on demand and kept for the thread's
 // lifetime, so steady-state calls allocate nothing.
-enum ScratchSlot { kScratchPackedX = 0, kScratchPanel = 1, kScratchScales = 2, kScratchQuantX = 3, kScratchSlots = 4 };
+enum ScratchSlot { kScratchPackedX = 0, kScratchPanel = 1, kScratchScales = 2, kScratchQuantX = 3, kScratchRows = 4, kScratchSlots = 5 };
 void* thread_scratch(ScratchSlot slot, size_t bytes);
 
 }  // namespace tandem::cpu::detail

@@ -13,7 +13,8 @@
 namespace tandem::cpu::detail {
 namespace {
 
-// Weight row `row`, columns [k0, k0 + n), as fp32. For block types k0 and n are multiples of 32.
+// Weight row `row`, columns [k0, k0 + n), as fp32. For block types k0 and n are multiples of the
+// block size (32, or 256 for the K-quants).
 void dequant_range(const WeightView& w, int64_t row, int64_t k0, int64_t n, float* out) {
   const char* base = static_cast<const char*>(w.data) + size_t(row) * w.row_bytes;
   switch (w.type) {
@@ -34,18 +35,20 @@ void dequant_range(const WeightView& w, int64_t row, int64_t k0, int64_t n, floa
     case DType::Q4_0:
       dequantize_row_q4_0(reinterpret_cast<const BlockQ4_0*>(base) + k0 / kQK, out, size_t(n));
       return;
+    default: dequantize_range(w, row, k0, n, out); return;
   }
 }
 
-// Decode: per 32-column chunk, dequantize once and dot it with every activation row. Eight
-// partial sums per row keep the loop vectorizable (fp addition is not reassociated for us).
+// Decode: per 256-column chunk (a multiple of every block size), dequantize once and dot it with
+// every activation row. Eight partial sums per row keep the loop vectorizable (fp addition is not
+// reassociated for us).
 void gemv(const MatmulArgs& a, int64_t r0, int64_t r1) {
   const int64_t cols = a.w.cols;
   for (int64_t r = r0; r < r1; ++r) {
     float acc[kGemvMaxM][8] = {};
-    float wv[32];
-    for (int64_t k0 = 0; k0 < cols; k0 += 32) {
-      const int64_t n = std::min<int64_t>(32, cols - k0);
+    float wv[256];
+    for (int64_t k0 = 0; k0 < cols; k0 += 256) {
+      const int64_t n = std::min<int64_t>(256, cols - k0);
       dequant_range(a.w, r, k0, n, wv);
       for (int64_t i = 0; i < a.m; ++i) {
         const float* xi = a.x + i * a.ldx + k0;

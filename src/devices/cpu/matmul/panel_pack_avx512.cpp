@@ -51,6 +51,7 @@ void dequant_f32(const WeightView& w, int64_t row, int64_t k0, int64_t n, float*
       for (int64_t j = 0; j < n; j += 16)
         _mm512_store_ps(out + j, load_bf16(reinterpret_cast<const uint16_t*>(base) + k0 + j, first_lanes(n - j)));
       return;
+    default: dequantize_range(w, row, k0, n, out); return;  // no decoder here: core's, scalar
   }
 }
 
