@@ -14,7 +14,7 @@ namespace tandem {
 namespace {
 
 // GGUF's general.file_type (llama.cpp's llama_ftype) for a model whose matrices are all of one
-// type; a lone K-quant reads as its "_S" mix, as llama-quantize --pure labels it.
+// type; a lone Q3_K/Q4_K/Q5_K reads as its "_M" mix, as `llama-quantize --pure IN OUT Q4_K` labels it.
 uint32_t file_type_of(DType t) {
   switch (t) {
     case DType::F32: return 0;
@@ -25,9 +25,9 @@ uint32_t file_type_of(DType t) {
     case DType::Q5_0: return 8;
     case DType::Q5_1: return 9;
     case DType::Q2_K: return 10;
-    case DType::Q3_K: return 11;
-    case DType::Q4_K: return 14;
-    case DType::Q5_K: return 16;
+    case DType::Q3_K: return 12;
+    case DType::Q4_K: return 15;
+    case DType::Q5_K: return 17;
     case DType::Q6_K: return 18;
     case DType::IQ4_NL: return 25;
     case DType::IQ4_XS: return 30;

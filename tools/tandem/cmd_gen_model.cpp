@@ -67,7 +67,7 @@ Command add_gen_model(CLI::App& app) {
               if (g.shape.arch != Arch::kLlama && g.shape.arch != Arch::kPhi3) g.shape.rope_base = 1000000.0f, g.shape.rms_eps = 1e-6f;
             }
             auto type = dtype_from_name(o->type);
-            if (!type) return InvalidArgument("--type: '" + o->type + "' is not one of f32, f16, bf16, q8_0, q4_0");
+            if (!type) return InvalidArgument("--type: '" + o->type + "' is not one of f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs");
             g.type = *type;
             g.seed = o->seed;
             g.n_threads = o->threads;

@@ -21,6 +21,7 @@ Command add_bench(CLI::App& app);
 Command add_info(CLI::App& app);
 Command add_tokenize(CLI::App& app);
 Command add_gen_model(CLI::App& app);
+Command add_quantize(CLI::App& app);
 Command add_devices(CLI::App& app);
 Command add_simulate(CLI::App& app);
 Command add_profile(CLI::App& app);

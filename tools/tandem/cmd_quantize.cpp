@@ -1,0 +1,41 @@
+#include <cstdio>
+
+#include "model/quantize/quantize.h"
+#include "model/quantize/quantize_rules.h"
+#include "tools/tandem/commands.h"
+#include "tools/tandem/progress_bar.h"
+
+namespace tandem::cli {
+
+Command add_quantize(CLI::App& app) {
+  struct Opts {
+    std::string in, out, type;
+    bool pure = false;
+    int threads = default_threads();
+  };
+  auto o = std::make_shared<Opts>();
+  CLI::App* sub = app.add_subcommand(
+      "quantize", "Rewrite a GGUF model's weights in another type or mix, as llama-quantize does (no importance matrix)");
+  sub->add_option("input", o->in, "GGUF model to read")->required();
+  sub->add_option("output", o->out, "GGUF file to write")->required();
+  sub->add_option("type", o->type, "a mix (q4_k_m, q4_k_s, q5_k_m, q5_k_s, q3_k_m, q3_k_s, q3_k_l, q2_k) or one type: " +
+                                        quantize_target_names())
+      ->required();
+  sub->add_flag("--pure", o->pure, "every 2-D weight in TYPE (no mix upgrades; 1-D tensors stay as they are)");
+  sub->add_option("-t,--threads", o->threads, "threads for quantizing");
+  return {sub, [o]() -> Status {
+            ProgressBar bar("quantize " + o->type);
+            QuantizeOptions q;
+            q.pure = o->pure;
+            q.n_threads = o->threads;
+            q.progress = [&bar](double f) { bar.update(f); };
+            TANDEM_ASSIGN_OR_RETURN(const QuantizeSummary s, quantize_model(o->in, o->out, o->type, q));
+            std::printf("| %-8s | %7s |\n|----------|--------:|\n", "type", "tensors");
+            for (const auto& [type, n] : s.tensors_by_type) std::printf("| %-8s | %7d |\n", std::string(dtype_name(type)).c_str(), n);
+            std::printf("quantize: wrote %s: %.2f MiB of tensors from %.2f MiB (%d rewritten, %d copied)\n", o->out.c_str(),
+                        double(s.out_bytes) / 1048576.0, double(s.in_bytes) / 1048576.0, s.converted, s.copied);
+            return Status::Ok();
+          }};
+}
+
+}  // namespace tandem::cli
