@@ -64,6 +64,15 @@ INSTANTIATE_TEST_SUITE_P(Devices, GraphOnDevice,
                                   std::string(dtype_name(std::get<2>(info.param)));
                          });
 
+// The K-quants the opencl device has kernels for (Q4_K_M files are Q4_K with Q6_K; Q5_K_M ...).
+INSTANTIATE_TEST_SUITE_P(KQuants, GraphOnDevice,
+                         ::testing::Combine(::testing::Values("opencl"), ::testing::Values(Arch::kLlama),
+                                            ::testing::Values(DType::Q4_K, DType::Q5_K, DType::Q6_K)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" + arch_name(std::get<1>(info.param)) + "_" +
+                                  std::string(dtype_name(std::get<2>(info.param)));
+                         });
+
 TEST(GraphOnDevice, OpenclCopiesNoBytesOnUnifiedMemory) {
   auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q8_0));
   ASSERT_TRUE(model);

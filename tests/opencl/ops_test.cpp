@@ -64,7 +64,7 @@ void expect_output(const GuardedBuffer& got, const float* want, size_t n, double
   std::printf("[opencl] %-44s nmse %.3g\n", what.c_str(), e);
 }
 
-constexpr DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0};
+constexpr DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
 
 struct MatmulShape {
   int64_t m, rows, cols;
@@ -76,9 +76,12 @@ TEST(OpenclOps, MatmulGemvAndGemmMatchCpuForEveryType) {
   const cpu::GemmPrecision saved = cpu::gemm_precision();
   cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);  // the OpenCL kernels are fp32 throughout
   const MatmulShape shapes[] = {{1, 37, 64}, {1, 130, 320}, {2, 65, 96}, {3, 100, 160},
-                                {5, 67, 128}, {17, 33, 320}, {40, 129, 64}};
+                                {5, 67, 128}, {17, 33, 320}, {40, 129, 64},
+                                // rows of whole K-quant super-blocks
+                                {1, 37, 256}, {3, 65, 768}, {17, 33, 512}, {40, 129, 256}};
   for (DType type : kTypes) {
     for (const MatmulShape& s : shapes) {
+      if (s.cols % int64_t(dtype_traits(type).block_size) != 0) continue;
       const std::vector<uint8_t> wbytes = make_weight(type, s.rows, s.cols, unsigned(s.rows * 31 + s.cols));
       GuardedBuffer w(rt, wbytes.data(), wbytes.size());
       const int64_t ldx = s.cols + 3, ldy = s.rows + 5;
@@ -131,9 +134,10 @@ TEST(OpenclOps, MatmulGemvAndGemmMatchCpuForEveryType) {
 TEST(OpenclOps, GetRowsMatchesDequantizeRow) {
   TANDEM_CL_OPS_OR_SKIP(ops);
   Runtime& rt = ops->runtime();
-  const int64_t rows = 50, cols = 96, ldy = 100;
+  const int64_t rows = 50, ldy = 520;
   const std::vector<int32_t> ids{0, 49, 7, 7, 23};
   for (DType type : kTypes) {
+    const int64_t cols = dtype_traits(type).block_size == 256 ? 512 : 96;
     const std::vector<uint8_t> wbytes = make_weight(type, rows, cols, 99);
     GuardedBuffer w(rt, wbytes.data(), wbytes.size());
     GuardedBuffer idb(rt, ids.data(), ids.size() * sizeof(int32_t));

@@ -46,6 +46,9 @@ const char* type_suffix(DType t) {
     case DType::BF16: return "bf16";
     case DType::Q8_0: return "q8_0";
     case DType::Q4_0: return "q4_0";
+    case DType::Q4_K: return "q4_k";
+    case DType::Q5_K: return "q5_k";
+    case DType::Q6_K: return "q6_k";
     default: return nullptr;  // no kernel: the partitioner places such a matmul on a device that has one
   }
 }
