@@ -9,6 +9,7 @@
 #include "core/quant.h"
 #include "core/thread_pool.h"
 #include "model/gguf/gguf.h"
+#include "model/quantize/quantize_rules.h"
 
 namespace tandem {
 namespace {
@@ -168,7 +169,8 @@ Status validate_shape(const ModelShape& s, DType type) {
 
 Status generate_model(const GenModelOptions& o, const std::string& out_path) {
   const ModelShape& s = o.shape;
-  TANDEM_RETURN_IF_ERROR(validate_shape(s, o.type));
+  // A mix falls back per tensor where a row does not fit its block (to 32-element types at worst).
+  TANDEM_RETURN_IF_ERROR(validate_shape(s, o.mix ? DType::Q8_0 : o.type));
   TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<gguf::GgufFile> vocab, gguf::GgufFile::open(o.vocab_path));
   TANDEM_ASSIGN_OR_RETURN(const gguf::Array* tokens, vocab->get_array("tokenizer.ggml.tokens"));
   const int64_t n_vocab = int64_t(tokens->items.size());
@@ -183,7 +185,7 @@ Status generate_model(const GenModelOptions& o, const std::string& out_path) {
   gguf::GgufWriter w;
   w.set("general.architecture", str(arch));
   w.set("general.name", str("tandem random " + s.name));
-  w.set("general.file_type", u32(file_type_of(o.type)));
+  w.set("general.file_type", u32(o.mix ? o.mix->file_type : file_type_of(o.type)));
   if (is_block_quantized(o.type)) w.set("general.quantization_version", u32(2));
   w.set(p + "context_length", u32(s.context_length));
   w.set(p + "embedding_length", u32(s.dim));
@@ -226,30 +228,31 @@ Status generate_model(const GenModelOptions& o, const std::string& out_path) {
   };
   auto progress = std::make_shared<Progress>();
   progress->report = o.progress;
+  // Tensors are planned first and registered at the end: a mix's per-tensor types depend on the
+  // whole list (how many attn_v there are, whether output.weight exists).
+  struct Planned {
+    std::string name;
+    std::vector<uint64_t> dims;
+    DType type;
+    std::function<void(uint8_t* dst, size_t n, DType type)> fill;
+  };
+  std::vector<Planned> planned;
   auto add_tensor = [&](const std::string& name, std::vector<uint64_t> dims, DType type, gguf::GgufWriter::Producer fill) {
-    uint64_t elements = 1;
-    for (uint64_t d : dims) elements *= d;
-    const uint64_t bytes = row_bytes(type, size_t(elements));
-    progress->total += bytes;
-    w.add_tensor(name, std::move(dims), type, [progress, bytes, fill = std::move(fill)](uint8_t* dst, size_t n) {
-      fill(dst, n);
-      progress->done += bytes;
-      if (progress->report) progress->report(double(progress->done) / double(progress->total));
-    });
+    planned.push_back({name, std::move(dims), type, [fill = std::move(fill)](uint8_t* dst, size_t n, DType) { fill(dst, n); }});
   };
   // A matrix of rows x cols in the chosen type, drawn row by row in parallel.
   auto matrix = [&](const std::string& name, int64_t rows, int64_t cols, Init init, DType type) {
     const uint64_t seed = hash_name(name, o.seed);
-    add_tensor(name, {uint64_t(cols), uint64_t(rows)}, type, [=](uint8_t* dst, size_t) {
-      const size_t rb = row_bytes(type, size_t(cols));
-      pool->parallel_for(size_t(rows), [&](size_t b, size_t e, int) {
-        std::vector<float> row(static_cast<size_t>(cols));
-        for (size_t r = b; r < e; ++r) {
-          random_row(row.data(), cols, seed, int64_t(r), init);
-          encode_row(row.data(), dst + r * rb, cols, type);
-        }
-      });
-    });
+    planned.push_back({name, {uint64_t(cols), uint64_t(rows)}, type, [=](uint8_t* dst, size_t, DType as) {
+                         const size_t rb = row_bytes(as, size_t(cols));
+                         pool->parallel_for(size_t(rows), [&](size_t b, size_t e, int) {
+                           std::vector<float> row(static_cast<size_t>(cols));
+                           for (size_t r = b; r < e; ++r) {
+                             random_row(row.data(), cols, seed, int64_t(r), init);
+                             encode_row(row.data(), dst + r * rb, cols, as);
+                           }
+                         });
+                       }});
   };
   auto vector = [&](const std::string& name, int64_t n, Init init) {
     const uint64_t seed = hash_name(name, o.seed);
@@ -313,6 +316,25 @@ Status generate_model(const GenModelOptions& o, const std::string& out_path) {
     }
     matrix(b + "ffn_down.weight", s.dim, s.ffn_dim, linear(s.ffn_dim), o.type);
     if (arch_desc.post_norms) vector(b + "post_ffw_norm.weight", s.dim, norm);
+  }
+  std::vector<DType> types;
+  for (const Planned& t : planned) types.push_back(t.type);
+  if (o.mix) {  // llama-quantize's per-tensor choices for the mix (the matrices were planned as its base)
+    std::vector<TensorShape> shapes;
+    for (const Planned& t : planned) shapes.push_back({t.name, t.dims, DType::F32});
+    types = choose_tensor_types(shapes, *o.mix, false, s.n_layers, s.n_heads / s.n_kv_heads);
+  }
+  for (size_t i = 0; i < planned.size(); ++i) {
+    Planned& t = planned[i];
+    uint64_t elements = 1;
+    for (uint64_t d : t.dims) elements *= d;
+    const uint64_t bytes = row_bytes(types[i], size_t(elements));
+    progress->total += bytes;
+    w.add_tensor(t.name, t.dims, types[i], [progress, bytes, fill = std::move(t.fill), type = types[i]](uint8_t* dst, size_t n) {
+      fill(dst, n, type);
+      progress->done += bytes;
+      if (progress->report) progress->report(double(progress->done) / double(progress->total));
+    });
   }
   return w.write(out_path);
 }

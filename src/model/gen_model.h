@@ -13,6 +13,7 @@
 #include "core/status.h"
 #include "model/arch.h"
 #include "model/model.h"
+#include "model/quantize/quantize_rules.h"
 
 namespace tandem {
 
@@ -55,6 +56,9 @@ struct GenModelOptions {
   ModelShape shape;
   std::string vocab_path;  // a GGUF whose tokenizer.* metadata is copied
   DType type = DType::F32;  // type of the 2-D weight matrices; norms and biases stay f32
+  // A llama-quantize mix (q4_k_m, ...): each matrix gets the mix's type for it (`type` must be the
+  // mix's base), as `tandem quantize` would write it from f32.
+  std::optional<QuantizeTarget> mix;
   uint64_t seed = 42;
   int n_threads = 2;
   // Called after each tensor with the fraction of bytes written so far (for a progress bar).

@@ -154,6 +154,32 @@ TEST(Quantize, RewritesTheFileAndDequantizesExactly) {
   EXPECT_FALSE(quantize_model(q, q, "q4_0", o).ok());  // never over its own input
 }
 
+// gen-model with a mix writes what `tandem quantize` makes of the same model drawn in f32: the
+// same per-tensor types and bytes.
+TEST(Quantize, GenModelWithAMixEqualsQuantizingItsF32Draw) {
+  const std::string dir = testing::process_temp_dir();
+  GenModelOptions g;
+  g.shape = ModelShape{"test", Arch::kLlama, 256, 8, 8, 2, 512, 256, 10000.0f, 1e-5f, false, 0.0f};
+  g.vocab_path = testing::repo_vocab();
+  const std::string f32 = dir + "/mix-f32.gguf", direct = dir + "/mix-direct.gguf", via = dir + "/mix-via.gguf";
+  ASSERT_TRUE(generate_model(g, f32).ok());
+  g.mix = target("q4_k_m");
+  g.type = g.mix->base;
+  ASSERT_TRUE(generate_model(g, direct).ok());
+  ASSERT_TRUE(quantize_model(f32, via, "q4_k_m", {}).ok());
+  auto a = gguf::GgufFile::open(direct), b = gguf::GgufFile::open(via);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(*(*a)->get_int("general.file_type"), 15);
+  int q6 = 0;
+  for (const auto& t : (*a)->tensors()) {
+    const gguf::TensorInfo* u = (*b)->find_tensor(t.name);
+    ASSERT_TRUE(u && u->type == t.type) << t.name;
+    ASSERT_EQ(std::memcmp(t.data, u->data, t.n_bytes), 0) << t.name;
+    q6 += t.type == DType::Q6_K;
+  }
+  EXPECT_EQ(q6, 1 + 4 + 4);  // output, and attn_v and ffn_down of layers 0, 3, 6, 7
+}
+
 // Byte equality with llama.cpp's llama-quantize on the same f32 file, by tensor name (llama.cpp
 // writes them in its own order). Skips without the native build.
 TEST(Quantize, TensorsAreByteIdenticalToLlamaQuantize) {

@@ -31,7 +31,7 @@ Command add_gen_model(CLI::App& app) {
   sub->add_flag("--tied", o->tied, "no output.weight: logits reuse token_embd.weight");
   preset->excludes(arch);
   sub->add_option("--vocab", o->vocab, "GGUF whose tokenizer is copied (default: the built-in Llama SentencePiece vocabulary)");
-  sub->add_option("--type", o->type, "f32 | f16 | bf16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | q2_k | q3_k | q4_k | q5_k | q6_k | iq4_nl | iq4_xs")->capture_default_str();
+  sub->add_option("--type", o->type, "one type for every matrix (f32 | f16 | bf16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | q2_k | q3_k | q4_k | q5_k | q6_k | iq4_nl | iq4_xs) or a llama-quantize mix (q4_k_m | q4_k_s | q5_k_m | q5_k_s | q3_k_m | q3_k_s | q3_k_l | q2_k)")->capture_default_str();
   sub->add_option("--seed", o->seed, "random seed")->capture_default_str();
   sub->add_option("-t,--threads", o->threads, "threads for drawing and quantizing");
   sub->add_option("-o,--output", o->out, "output GGUF file")->required();
@@ -66,9 +66,15 @@ Command add_gen_model(CLI::App& app) {
               g.shape.longrope_original_context = o->longrope;
               if (g.shape.arch != Arch::kLlama && g.shape.arch != Arch::kPhi3) g.shape.rope_base = 1000000.0f, g.shape.rms_eps = 1e-6f;
             }
-            auto type = dtype_from_name(o->type);
-            if (!type) return InvalidArgument("--type: '" + o->type + "' is not one of f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs");
-            g.type = *type;
+            // A single type goes to every matrix; a mix (q4_k_m, ...) gets llama-quantize's per-tensor types.
+            if (auto type = dtype_from_name(o->type)) {
+              g.type = *type;
+            } else {
+              Result<QuantizeTarget> mix = parse_quantize_target(o->type);
+              if (!mix.ok()) return InvalidArgument("--type: " + mix.status().message());
+              g.mix = *mix;
+              g.type = mix->base;
+            }
             g.seed = o->seed;
             g.n_threads = o->threads;
             g.vocab_path = o->vocab.empty() ? data_dir() + "/vocab/llama-spm.gguf" : o->vocab;
