@@ -214,7 +214,8 @@ class PackedDecode : public ::testing::TestWithParam<DType> {
 
 TEST_P(PackedDecode, MatchesReferenceWithinTheInt8Bound) {
   double worst = 0;
-  for (int64_t cols : {32, 96, 2048}) {
+  const int64_t block = dtype_traits(GetParam()).block_size;
+  for (int64_t cols : {block, 3 * block, int64_t(2048)}) {
     for (int64_t rows : {1, 17, 63, 200}) {
       const TestWeight w = testing::make_weight(GetParam(), rows, cols, uint32_t(rows * 31 + cols), rows % 2 ? 2 : 0);
       const auto packed = pack_for_decode(pool(2), w.view());
@@ -276,16 +277,17 @@ TEST_P(PackedDecode, MatchesReferenceWithinTheInt8Bound) {
 }
 
 TEST_P(PackedDecode, NanInActivationsPropagatesToItsRowOnly) {
-  const TestWeight w = testing::make_weight(GetParam(), 40, 96, 11);
+  const int64_t cols = dtype_traits(GetParam()).block_size * 3;
+  const TestWeight w = testing::make_weight(GetParam(), 40, cols, 11);
   const auto packed = pack_for_decode(pool(2), w.view());
   WeightView view = w.view();
   view.packed = packed.get();
   for (int64_t m : {1, 5, 20}) {
-    std::vector<float> x = testing::make_activations(m, 96, 96, 12);
+    std::vector<float> x = testing::make_activations(m, cols, cols, 12);
     const int64_t bad = m / 2;
-    x[size_t(bad * 96 + 37)] = std::numeric_limits<float>::quiet_NaN();
+    x[size_t(bad * cols + 37)] = std::numeric_limits<float>::quiet_NaN();
     std::vector<float> y(size_t(m * 40));
-    detail::matmul_with(MatmulIsa::kAvx512, GemmPrecision::kBf16Activations, pool(2), view, x.data(), m, 96, y.data(), 40);
+    detail::matmul_with(MatmulIsa::kAvx512, GemmPrecision::kBf16Activations, pool(2), view, x.data(), m, cols, y.data(), 40);
     for (int64_t i = 0; i < m; ++i)
       for (int64_t r = 0; r < 40; ++r) {
         const float v = y[size_t(i * 40 + r)];
@@ -377,7 +379,7 @@ TEST_P(MatmulTest, WeightedRowSumMatchesReference) {
       }
 }
 
-INSTANTIATE_TEST_SUITE_P(QuantizedTypes, PackedDecode, ::testing::Values(DType::Q8_0, DType::Q4_0),
+INSTANTIATE_TEST_SUITE_P(QuantizedTypes, PackedDecode, ::testing::Values(DType::Q8_0, DType::Q4_0, DType::Q4_K),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
 std::string param_name(const ::testing::TestParamInfo<std::tuple<DType, MatmulIsa>>& info) {

@@ -147,6 +147,60 @@ void q8_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
   }
 }
 
+// Q4_K: each 32-column sub-block as a Q4_0 block without the +8 offset; the weight is
+// d * sc * q - dmin * m, so with x = xd * xq the block adds xd * ((d sc) dot(q, xq) - (dmin m) sum(xq)).
+// d sc and dmin m are formed in fp32 per sub-block, as ggml's dequantization forms them.
+template <int M>
+void q4k_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
+  const PackedWeight& w = *a.w;
+  const int64_t blocks = w.blocks, supers = blocks / 8;
+  const __m512i lo_mask = _mm512_set1_epi8(0x0F), hi_mask = _mm512_set1_epi8(char(0xF0));
+  for (int64_t g = g_begin; g < g_end; ++g) {
+    const __m512i* qs = reinterpret_cast<const __m512i*>(w.qs(a.group0 + g));
+    const __m128i* meta = reinterpret_cast<const __m128i*>(w.k_scales_mins(a.group0 + g));
+    const __m256i* super = reinterpret_cast<const __m256i*>(w.k_super(a.group0 + g));
+    __m512 acc[M];
+    for (int i = 0; i < M; ++i) acc[i] = _mm512_setzero_ps();
+    for (int64_t sb = 0; sb < supers; ++sb) {
+      const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(super + sb));
+      const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256(super + supers + sb));
+      for (int64_t b = sb * 8; b < sb * 8 + 8; ++b) {
+        prefetch_block(qs + b * 4, 4);
+        const __m512i w0 = _mm512_load_si512(qs + b * 4), w1 = _mm512_load_si512(qs + b * 4 + 1);
+        const __m512i w2 = _mm512_load_si512(qs + b * 4 + 2), w3 = _mm512_load_si512(qs + b * 4 + 3);
+        const __m512i l0 = _mm512_and_si512(w0, lo_mask), l1 = _mm512_and_si512(w1, lo_mask);
+        const __m512i l2 = _mm512_and_si512(w2, lo_mask), l3 = _mm512_and_si512(w3, lo_mask);
+        const __m512i h0 = _mm512_and_si512(w0, hi_mask), h1 = _mm512_and_si512(w1, hi_mask);
+        const __m512i h2 = _mm512_and_si512(w2, hi_mask), h3 = _mm512_and_si512(w3, hi_mask);
+        const __m512 scale = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(meta + 2 * b))));
+        const __m512 min = _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(meta + 2 * b + 1))));
+        for (int i = 0; i < M; ++i) {
+          const int8_t* xq = a.xq + i * a.xq_stride + b * 32;
+          __m512i lo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), l0, bcast(xq));
+          __m512i hi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), h0, bcast(xq + 16));
+          lo = _mm512_dpbusd_epi32(lo, l1, bcast(xq + 4));
+          hi = _mm512_dpbusd_epi32(hi, h1, bcast(xq + 20));
+          lo = _mm512_dpbusd_epi32(lo, l2, bcast(xq + 8));
+          hi = _mm512_dpbusd_epi32(hi, h2, bcast(xq + 24));
+          lo = _mm512_dpbusd_epi32(lo, l3, bcast(xq + 12));
+          hi = _mm512_dpbusd_epi32(hi, h3, bcast(xq + 28));
+          const __m512i dot = _mm512_add_epi32(lo, _mm512_srai_epi32(hi, 4));
+          // (d sc) dot - (dmin m) sum(xq), then times the activation block's scale.
+          const __m512 t = _mm512_fmsub_ps(_mm512_cvtepi32_ps(dot), scale,
+                                           _mm512_mul_ps(min, _mm512_set1_ps(float(a.xs[i * blocks + b]))));
+          acc[i] = _mm512_fmadd_ps(t, _mm512_set1_ps(a.xd[i * blocks + b]), acc[i]);
+        }
+      }
+    }
+    store_group<M>(a, g, acc);
+  }
+}
+
+template <int M>
+struct Q4K {
+  static void run(const PackedGemvArgs& a, int64_t g0, int64_t g1) { q4k_groups<M>(a, g0, g1); }
+};
+
 template <int M>
 struct Q4 {
   static void run(const PackedGemvArgs& a, int64_t g0, int64_t g1) { q4_groups<M>(a, g0, g1); }
@@ -172,10 +226,11 @@ void dispatch_m(const PackedGemvArgs& a, int64_t g0, int64_t g1) {
 
 void q4_gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1) { dispatch_m<Q4>(a, g0, g1); }
 void q8_gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1) { dispatch_m<Q8>(a, g0, g1); }
+void q4k_gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1) { dispatch_m<Q4K>(a, g0, g1); }
 
 }  // namespace
 
 extern const PackedDecodeKernels kAvx512VnniPacked;
-const PackedDecodeKernels kAvx512VnniPacked = {quantize_rows, q4_gemv, q8_gemv};
+const PackedDecodeKernels kAvx512VnniPacked = {quantize_rows, q4_gemv, q8_gemv, q4k_gemv};
 
 }  // namespace tandem::cpu::detail

@@ -83,7 +83,9 @@ void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const
                                                         : portable_kernels();
   const int t = weight_type_index(w.type);
   const bool packed = takes_packed(isa, w);
-  if (t < 0) {  // no kernel of its own: dequantized rows into the f32 kernels
+  if (t < 0 && !(packed && (m <= kGemvMaxM || precision != GemmPrecision::kFp32))) {
+    // No kernel of its own (or the fp32 oracle of a packed type's prefill): dequantized rows
+    // into the f32 kernels.
     if (m <= kGemvMaxM) return run_gemv_dequantized(pool, args, kernels.gemv[0]);
     return run_gemm(pool, args, kernels.gemm[0]);
   }
@@ -118,8 +120,8 @@ void matmul_group_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool,
   // One job only where every target would run the same kind of decode kernel on its own.
   const bool packed = takes_packed(isa, targets[0].w);
   for (const MatmulTarget& t : targets) {
-    if (t.w.rows <= 0 || t.w.cols <= 0 || t.w.cols != targets[0].w.cols || weight_type_index(t.w.type) < 0 ||
-        takes_packed(isa, t.w) != packed ||
+    if (t.w.rows <= 0 || t.w.cols <= 0 || t.w.cols != targets[0].w.cols ||
+        (weight_type_index(t.w.type) < 0 && !takes_packed(isa, t.w)) || takes_packed(isa, t.w) != packed ||
         (packed && t.w.packed->type != targets[0].w.packed->type))
       return one_by_one();
   }
@@ -130,7 +132,7 @@ void matmul_group_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool,
                                                         : portable_kernels();
   for (size_t i = 0; i < targets.size(); ++i) {
     args[i] = {targets[i].w, x, m, ldx, targets[i].y, targets[i].ldy};
-    fns[i] = kernels.gemv[weight_type_index(targets[i].w.type)];
+    fns[i] = packed ? nullptr : kernels.gemv[weight_type_index(targets[i].w.type)];
   }
   const std::span<const MatmulArgs> all(args, targets.size());
   if (packed) return run_packed_gemv_group(pool, all);

@@ -39,6 +39,10 @@ int64_t chunk_of(int64_t total_units, int n_threads) {
 }
 }  // namespace
 
+PackedKernelFn packed_kernel_for(const PackedDecodeKernels& k, DType t) {
+  return t == DType::Q4_0 ? k.q4_0 : t == DType::Q8_0 ? k.q8_0 : k.q4_k;
+}
+
 void run_gemv(ThreadPool& pool, const MatmulArgs& a, GemvFn fn) { run_gemv_group(pool, {&a, 1}, &fn); }
 
 void run_gemv_group(ThreadPool& pool, std::span<const MatmulArgs> targets, const GemvFn* fns) {
@@ -90,7 +94,7 @@ void run_packed_gemv_group(ThreadPool& pool, std::span<const MatmulArgs> targets
     total += units[t] = (ta.w.rows + PackedWeight::kRows - 1) / PackedWeight::kRows;  // 16-row groups
   }
   // A chunk (>= 8 groups, ~150 KB of Q4_0 at 2048 columns) is one sequential stream.
-  const auto fn = a.w.packed->type == DType::Q4_0 ? k.q4_0 : k.q8_0;
+  const auto fn = packed_kernel_for(k, a.w.packed->type);
   share_units(pool, units, targets.size(), chunk_of(total, pool.size()),
               [&](size_t t, int64_t b, int64_t e) { fn(args[t], b, e); });
 }
@@ -110,7 +114,7 @@ void run_packed_gemm(ThreadPool& pool, const MatmulArgs& a) {
     if (i0 < i1)
       k.quantize(a.x + i0 * a.ldx, a.ldx, i1 - i0, a.w.cols, xq + i0 * a.w.cols, xd + i0 * blocks, xs + i0 * blocks);
   });
-  const auto fn = w.type == DType::Q4_0 ? k.q4_0 : k.q8_0;
+  const auto fn = packed_kernel_for(k, w.type);
   // A thread takes a chunk of 16-row groups small enough to stay in L2 (~256 KB) and runs every
   // tile of kDecodeMaxRows activation rows against it: the weights come from memory once per
   // call, and each tile is the decode kernel's (m <= 8) register blocking.

@@ -123,7 +123,11 @@ struct PackedDecodeKernels {
   void (*quantize)(const float* x, int64_t ldx, int64_t m, int64_t cols, int8_t* q, float* d, int32_t* sums);
   void (*q4_0)(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end);  // groups of the view
   void (*q8_0)(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end);
+  void (*q4_k)(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end);
 };
+using PackedKernelFn = void (*)(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end);
+// The kernel of k for a packed weight's type (defined in the driver: baseline flags).
+PackedKernelFn packed_kernel_for(const PackedDecodeKernels& k, DType t);
 bool packed_decode_available();  // AVX-512 path usable and AVX512-VNNI present
 const PackedDecodeKernels& avx512_vnni_packed();
 

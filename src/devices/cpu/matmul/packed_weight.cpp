@@ -36,6 +36,48 @@ const Block* block_at(const WeightView& w, int64_t row, int64_t b) {
   return reinterpret_cast<const Block*>(static_cast<const uint8_t*>(w.data) + size_t(row) * w.row_bytes) + b;
 }
 
+// The 6-bit scale and minimum of sub-block j of a Q4_K super-block (ggml's get_scale_min_k4).
+void k4_scale_min(const uint8_t* q, int j, uint8_t* sc, uint8_t* m) {
+  if (j < 4) {
+    *sc = q[j] & 63;
+    *m = q[j + 4] & 63;
+  } else {
+    *sc = uint8_t((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+    *m = uint8_t((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+  }
+}
+
+// One Q4_K group (layout in packed_weight.h).
+void pack_group_q4_k(const WeightView& w, const PackedWeight& p, int64_t g, uint8_t* dst) {
+  constexpr int kR = PackedWeight::kRows;
+  const int64_t r0 = g * kR;
+  const int lanes = int(std::min<int64_t>(kR, w.rows - r0));
+  std::memset(dst, 0, p.group_bytes);
+  uint8_t* meta = dst + size_t(p.blocks) * p.qs_bytes_per_block;
+  uint16_t* super = reinterpret_cast<uint16_t*>(meta + size_t(p.blocks) * kR * 2);
+  const int64_t supers = p.blocks / 8;
+  for (int lane = 0; lane < lanes; ++lane) {
+    for (int64_t s = 0; s < supers; ++s) {
+      const BlockQ4_K* blk = block_at<BlockQ4_K>(w, r0 + lane, s);
+      std::memcpy(&super[s * kR + lane], &blk->d, 2);
+      std::memcpy(&super[(supers + s) * kR + lane], &blk->dmin, 2);
+      for (int j = 0; j < 8; ++j) {
+        const int64_t b = s * 8 + j;
+        k4_scale_min(blk->scales, j, &meta[b * kR * 2 + lane], &meta[b * kR * 2 + kR + lane]);
+        // Sub-block j's 32 quants: the low (even j) or high (odd j) nibbles of qs[32 (j/2) ..].
+        uint8_t q[32];
+        for (int e = 0; e < 32; ++e) {
+          const uint8_t byte = blk->qs[(j / 2) * 32 + e];
+          q[e] = (j & 1) ? uint8_t(byte >> 4) : uint8_t(byte & 15);
+        }
+        uint8_t* qb = dst + size_t(b) * p.qs_bytes_per_block;
+        for (int d = 0; d < 4; ++d)
+          for (int t = 0; t < 4; ++t) qb[(size_t(d) * kR + size_t(lane)) * 4 + t] = uint8_t(q[4 * d + t] | (q[16 + 4 * d + t] << 4));
+      }
+    }
+  }
+}
+
 // One group: rows [16g, 16g + 16) of w (rows past the end stay zero: scale 0, quants 0).
 void pack_group(const WeightView& w, const PackedWeight& p, int64_t g, uint8_t* dst) {
   const int64_t r0 = g * PackedWeight::kRows;
@@ -72,7 +114,7 @@ void pack_group(const WeightView& w, const PackedWeight& p, int64_t g, uint8_t* 
 void PackedWeight::Free::operator()(uint8_t* p) const { std::free(p); }
 
 bool can_pack_for_decode(DType type) {
-  return (type == DType::Q4_0 || type == DType::Q8_0) && detail::packed_decode_available();
+  return (type == DType::Q4_0 || type == DType::Q8_0 || type == DType::Q4_K) && detail::packed_decode_available();
 }
 
 uint8_t* PackedArena::allocate(size_t bytes) {
@@ -88,15 +130,19 @@ uint8_t* PackedArena::allocate(size_t bytes) {
 }
 
 std::unique_ptr<PackedWeight> pack_for_decode(ThreadPool& pool, const WeightView& w, PackedArena* arena) {
-  if (!can_pack_for_decode(w.type) || w.rows <= 0 || w.cols <= 0 || w.cols % 32 != 0) return nullptr;
+  const int64_t block = dtype_traits(w.type).block_size;
+  if (!can_pack_for_decode(w.type) || w.rows <= 0 || w.cols <= 0 || w.cols % block != 0) return nullptr;
   auto p = std::make_unique<PackedWeight>();
   p->type = w.type;
   p->rows = w.rows;
   p->cols = w.cols;
   p->groups = (w.rows + PackedWeight::kRows - 1) / PackedWeight::kRows;
   p->blocks = w.cols / 32;
-  p->qs_bytes_per_block = w.type == DType::Q4_0 ? 256 : 512;
-  const size_t raw = size_t(p->blocks) * (p->qs_bytes_per_block + PackedWeight::kRows * 2);
+  p->qs_bytes_per_block = w.type == DType::Q8_0 ? 512 : 256;
+  // Per 32-column block 32 bytes of scales (fp16, or Q4_K's 6-bit scales and minimums), and for
+  // Q4_K 64 bytes of fp16 d and dmin per super-block.
+  const size_t raw = size_t(p->blocks) * (p->qs_bytes_per_block + PackedWeight::kRows * 2) +
+                     (w.type == DType::Q4_K ? size_t(p->blocks / 8) * PackedWeight::kRows * 4 : 0);
   p->group_bytes = (raw + 63) / 64 * 64;
   uint8_t* dst;
   if (arena) {
@@ -107,7 +153,13 @@ std::unique_ptr<PackedWeight> pack_for_decode(ThreadPool& pool, const WeightView
   }
   p->data_ = dst;
   pool.parallel_for(size_t(p->groups), [&](size_t g0, size_t g1, int) {
-    for (size_t g = g0; g < g1; ++g) pack_group(w, *p, int64_t(g), dst + g * p->group_bytes);
+    for (size_t g = g0; g < g1; ++g) {
+      if (w.type == DType::Q4_K) {
+        pack_group_q4_k(w, *p, int64_t(g), dst + g * p->group_bytes);
+      } else {
+        pack_group(w, *p, int64_t(g), dst + g * p->group_bytes);
+      }
+    }
   });
   return p;
 }

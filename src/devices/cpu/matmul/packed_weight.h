@@ -16,6 +16,15 @@
 //          stored XOR 0x80 (= value + 128 as u8, since vpdpbusd wants an unsigned operand).
 //   scales [b][lane]:    the fp16 block scales.
 // A group's qs for all blocks come first, then its scales; groups are 64-byte aligned.
+//
+// Q4_K (super-blocks of 256: eight 32-element sub-blocks with 6-bit scales and minimums against
+// the super-block's fp16 d and dmin) packs each sub-block b as a Q4_0 block: qs [b][j][lane] with
+// elements 4j.. in the low nibbles and 16+4j.. in the high ones (Q4_K stores a sub-block pair's
+// 64 values as the low and high nibbles of 32 bytes; they are regrouped), no +8 offset: the
+// value is d * scale * q - dmin * min with q in 0..15. Then, where Q4_0 has its fp16 scales,
+// [b][lane] the 6-bit scales (16 bytes) and [b][lane] the 6-bit minimums (16 bytes); after
+// those, per super-block [s][lane] the fp16 d (32 bytes) and [s][lane] the fp16 dmin (32 bytes).
+// 4.625 bits per weight against Q4_K's 4.5.
 #pragma once
 
 #include <cstddef>
@@ -35,7 +44,7 @@ namespace tandem::cpu {
 struct PackedWeight {
   static constexpr int kRows = 16;  // rows per group (the zmm's dword lanes)
 
-  DType type = DType::Q4_0;  // Q4_0 or Q8_0
+  DType type = DType::Q4_0;  // Q4_0, Q8_0 or Q4_K
   int64_t rows = 0, cols = 0;
   int64_t groups = 0, blocks = 0;
   size_t qs_bytes_per_block = 0;  // 256 (Q4_0) or 512 (Q8_0): one block of all 16 rows
@@ -45,6 +54,12 @@ struct PackedWeight {
   const uint8_t* qs(int64_t g) const { return group(g); }
   const uint16_t* scales(int64_t g) const {
     return reinterpret_cast<const uint16_t*>(group(g) + size_t(blocks) * qs_bytes_per_block);
+  }
+  // Q4_K: [b][lane] 6-bit scales then [b][lane] minimums (where the others have scales()), and
+  // the super-blocks' [s][lane] fp16 d then [s][lane] dmin.
+  const uint8_t* k_scales_mins(int64_t g) const { return group(g) + size_t(blocks) * qs_bytes_per_block; }
+  const uint16_t* k_super(int64_t g) const {
+    return reinterpret_cast<const uint16_t*>(k_scales_mins(g) + size_t(blocks) * kRows * 2);
   }
   size_t bytes() const { return size_t(groups) * group_bytes; }
 
@@ -70,7 +85,7 @@ class PackedArena {
   size_t used_ = 0, capacity_ = 0;
 };
 
-// Whether decode on this CPU can use packed weights of this type (AVX-512 VNNI; Q4_0, Q8_0).
+// Whether decode on this CPU can use packed weights of this type (AVX-512 VNNI; Q4_0, Q8_0, Q4_K).
 bool can_pack_for_decode(DType type);
 
 // The packed copy of `w` (all its rows), built on the pool's threads; null where
