@@ -36,7 +36,8 @@ inline __m512i bcast(const int8_t* p) {
 // m rows of activations -> int8 per 32 columns. cols is a multiple of 32 (Q4_0 / Q8_0 rows).
 // A block holding a NaN or infinity gets a NaN scale, so the rows it feeds come out NaN as the
 // fp32 path's would.
-void quantize_rows(const float* x, int64_t ldx, int64_t m, int64_t cols, int8_t* q, float* d, int32_t* sums) {
+void quantize_rows(const float* x, int64_t ldx, int64_t m, int64_t cols, int8_t* q, float* d, int32_t* sums,
+                   int32_t* sums_lo) {
   const int64_t blocks = cols / 32;
   for (int64_t i = 0; i < m; ++i) {
     const float* xi = x + i * ldx;
@@ -58,6 +59,7 @@ void quantize_rows(const float* x, int64_t ldx, int64_t m, int64_t cols, int8_t*
       _mm_storeu_si128(reinterpret_cast<__m128i*>(qb), _mm512_cvtepi32_epi8(q0));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(qb + 16), _mm512_cvtepi32_epi8(q1));
       sums[i * blocks + b] = _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+      sums_lo[i * blocks + b] = _mm512_reduce_add_epi32(q0);
       d[i * blocks + b] = finite ? scale : __builtin_nanf("");
     }
   }
@@ -196,6 +198,53 @@ void q4k_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
   }
 }
 
+// Q6_K: each 32-column block as a Q8_0 block of (q - 32) XOR 0x80 bytes, whose two halves have
+// their own int8 scales: the block adds xd d (sc0 (dot0 - 128 sum_lo) + sc1 (dot1 - 128 sum_hi)).
+template <int M>
+void q6k_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
+  const PackedWeight& w = *a.w;
+  const int64_t blocks = w.blocks, supers = blocks / 8;
+  for (int64_t g = g_begin; g < g_end; ++g) {
+    const __m512i* qs = reinterpret_cast<const __m512i*>(w.qs(a.group0 + g));
+    const __m128i* meta = reinterpret_cast<const __m128i*>(w.k_scales_mins(a.group0 + g));
+    const __m256i* super = reinterpret_cast<const __m256i*>(w.k_super(a.group0 + g));
+    __m512 acc[M];
+    for (int i = 0; i < M; ++i) acc[i] = _mm512_setzero_ps();
+    for (int64_t sb = 0; sb < supers; ++sb) {
+      const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(super + sb));
+      for (int64_t b = sb * 8; b < sb * 8 + 8; ++b) {
+        prefetch_block(qs + b * 8, 8);
+        __m512i wq[8];
+        for (int j = 0; j < 8; ++j) wq[j] = _mm512_load_si512(qs + b * 8 + j);
+        const __m512 sc0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(meta + 2 * b)));
+        const __m512 sc1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(meta + 2 * b + 1)));
+        for (int i = 0; i < M; ++i) {
+          const int8_t* xq = a.xq + i * a.xq_stride + b * 32;
+          __m512i s0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wq[0], bcast(xq));
+          __m512i s1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wq[4], bcast(xq + 16));
+          s0 = _mm512_dpbusd_epi32(s0, wq[1], bcast(xq + 4));
+          s1 = _mm512_dpbusd_epi32(s1, wq[5], bcast(xq + 20));
+          s0 = _mm512_dpbusd_epi32(s0, wq[2], bcast(xq + 8));
+          s1 = _mm512_dpbusd_epi32(s1, wq[6], bcast(xq + 24));
+          s0 = _mm512_dpbusd_epi32(s0, wq[3], bcast(xq + 12));
+          s1 = _mm512_dpbusd_epi32(s1, wq[7], bcast(xq + 28));
+          const int32_t lo = a.xs_lo[i * blocks + b], hi = a.xs[i * blocks + b] - lo;
+          s0 = _mm512_sub_epi32(s0, _mm512_set1_epi32(128 * lo));
+          s1 = _mm512_sub_epi32(s1, _mm512_set1_epi32(128 * hi));
+          const __m512 t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s1), sc1, _mm512_mul_ps(_mm512_cvtepi32_ps(s0), sc0));
+          acc[i] = _mm512_fmadd_ps(t, _mm512_mul_ps(d, _mm512_set1_ps(a.xd[i * blocks + b])), acc[i]);
+        }
+      }
+    }
+    store_group<M>(a, g, acc);
+  }
+}
+
+template <int M>
+struct Q6K {
+  static void run(const PackedGemvArgs& a, int64_t g0, int64_t g1) { q6k_groups<M>(a, g0, g1); }
+};
+
 template <int M>
 struct Q4K {
   static void run(const PackedGemvArgs& a, int64_t g0, int64_t g1) { q4k_groups<M>(a, g0, g1); }
@@ -227,10 +276,11 @@ void dispatch_m(const PackedGemvArgs& a, int64_t g0, int64_t g1) {
 void q4_gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1) { dispatch_m<Q4>(a, g0, g1); }
 void q8_gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1) { dispatch_m<Q8>(a, g0, g1); }
 void q4k_gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1) { dispatch_m<Q4K>(a, g0, g1); }
+void q6k_gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1) { dispatch_m<Q6K>(a, g0, g1); }
 
 }  // namespace
 
 extern const PackedDecodeKernels kAvx512VnniPacked;
-const PackedDecodeKernels kAvx512VnniPacked = {quantize_rows, q4_gemv, q8_gemv, q4k_gemv};
+const PackedDecodeKernels kAvx512VnniPacked = {quantize_rows, q4_gemv, q8_gemv, q4k_gemv, q6k_gemv};
 
 }  // namespace tandem::cpu::detail

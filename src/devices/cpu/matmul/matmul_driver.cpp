@@ -40,7 +40,12 @@ int64_t chunk_of(int64_t total_units, int n_threads) {
 }  // namespace
 
 PackedKernelFn packed_kernel_for(const PackedDecodeKernels& k, DType t) {
-  return t == DType::Q4_0 ? k.q4_0 : t == DType::Q8_0 ? k.q8_0 : k.q4_k;
+  switch (t) {
+    case DType::Q4_0: return k.q4_0;
+    case DType::Q8_0: return k.q8_0;
+    case DType::Q4_K: return k.q4_k;
+    default: return k.q6_k;
+  }
 }
 
 void run_gemv(ThreadPool& pool, const MatmulArgs& a, GemvFn fn) { run_gemv_group(pool, {&a, 1}, &fn); }
@@ -81,16 +86,17 @@ void run_packed_gemv_group(ThreadPool& pool, std::span<const MatmulArgs> targets
   // them; the pool's start is the barrier.
   const int64_t blocks = a.w.cols / 32;
   const size_t q_bytes = size_t(a.m * a.w.cols), s_bytes = size_t(a.m * blocks) * 4;
-  char* scratch = static_cast<char*>(thread_scratch(kScratchQuantX, q_bytes + 2 * s_bytes + 64));
+  char* scratch = static_cast<char*>(thread_scratch(kScratchQuantX, q_bytes + 3 * s_bytes + 64));
   int8_t* xq = reinterpret_cast<int8_t*>(scratch);
   float* xd = reinterpret_cast<float*>(scratch + (q_bytes + 63) / 64 * 64);
   int32_t* xs = reinterpret_cast<int32_t*>(xd + a.m * blocks);
-  k.quantize(a.x, a.ldx, a.m, a.w.cols, xq, xd, xs);
+  int32_t* xs_lo = xs + a.m * blocks;
+  k.quantize(a.x, a.ldx, a.m, a.w.cols, xq, xd, xs, xs_lo);
   PackedGemvArgs args[kMaxGroup];
   int64_t units[kMaxGroup], total = 0;
   for (size_t t = 0; t < targets.size(); ++t) {
     const MatmulArgs& ta = targets[t];
-    args[t] = {ta.w.packed, ta.w.packed_row0 / PackedWeight::kRows, ta.w.rows, ta.m, xq, ta.w.cols, xd, xs, ta.y, ta.ldy};
+    args[t] = {ta.w.packed, ta.w.packed_row0 / PackedWeight::kRows, ta.w.rows, ta.m, xq, ta.w.cols, xd, xs, ta.y, ta.ldy, xs_lo};
     total += units[t] = (ta.w.rows + PackedWeight::kRows - 1) / PackedWeight::kRows;  // 16-row groups
   }
   // A chunk (>= 8 groups, ~150 KB of Q4_0 at 2048 columns) is one sequential stream.
@@ -104,15 +110,17 @@ void run_packed_gemm(ThreadPool& pool, const MatmulArgs& a) {
   const PackedDecodeKernels& k = avx512_vnni_packed();
   const int64_t blocks = a.w.cols / 32;
   const size_t q_bytes = size_t(a.m * a.w.cols), s_bytes = size_t(a.m * blocks) * 4;
-  char* scratch = static_cast<char*>(thread_scratch(kScratchQuantX, q_bytes + 2 * s_bytes + 64));
+  char* scratch = static_cast<char*>(thread_scratch(kScratchQuantX, q_bytes + 3 * s_bytes + 64));
   int8_t* xq = reinterpret_cast<int8_t*>(scratch);
   float* xd = reinterpret_cast<float*>(scratch + (q_bytes + 63) / 64 * 64);
   int32_t* xs = reinterpret_cast<int32_t*>(xd + a.m * blocks);
+  int32_t* xs_lo = xs + a.m * blocks;
   // Every thread quantizes a share of the activation rows; the pool's join is the barrier.
   pool.run([&](int ith, int nth) {
     const int64_t i0 = a.m * ith / nth, i1 = a.m * (ith + 1) / nth;
     if (i0 < i1)
-      k.quantize(a.x + i0 * a.ldx, a.ldx, i1 - i0, a.w.cols, xq + i0 * a.w.cols, xd + i0 * blocks, xs + i0 * blocks);
+      k.quantize(a.x + i0 * a.ldx, a.ldx, i1 - i0, a.w.cols, xq + i0 * a.w.cols, xd + i0 * blocks, xs + i0 * blocks,
+                 xs_lo + i0 * blocks);
   });
   const auto fn = packed_kernel_for(k, w.type);
   // A thread takes a chunk of 16-row groups small enough to stay in L2 (~256 KB) and runs every
@@ -130,7 +138,7 @@ void run_packed_gemm(ThreadPool& pool, const MatmulArgs& a) {
       for (int64_t i = 0; i < a.m; i += kGemvMaxM) {
         const int64_t tile = std::min(kGemvMaxM, a.m - i);
         const PackedGemvArgs args{&w,           group0,       a.w.rows,          tile, xq + i * a.w.cols, a.w.cols,
-                                  xd + i * blocks, xs + i * blocks, a.y + i * a.ldy, a.ldy};
+                                  xd + i * blocks, xs + i * blocks, a.y + i * a.ldy, a.ldy, xs_lo + i * blocks};
         fn(args, g0, g1);
       }
     }

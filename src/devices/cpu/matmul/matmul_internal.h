@@ -118,12 +118,16 @@ struct PackedGemvArgs {
   const int32_t* xs;  // m x blocks sums of the quantized activations
   float* y;
   int64_t ldy;
+  const int32_t* xs_lo = nullptr;  // m x blocks sums of each block's first 16 (Q6_K's half-blocks)
 };
 struct PackedDecodeKernels {
-  void (*quantize)(const float* x, int64_t ldx, int64_t m, int64_t cols, int8_t* q, float* d, int32_t* sums);
+  // sums: per 32-column block; sums_lo: of its first 16 columns.
+  void (*quantize)(const float* x, int64_t ldx, int64_t m, int64_t cols, int8_t* q, float* d, int32_t* sums,
+                   int32_t* sums_lo);
   void (*q4_0)(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end);  // groups of the view
   void (*q8_0)(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end);
   void (*q4_k)(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end);
+  void (*q6_k)(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end);
 };
 using PackedKernelFn = void (*)(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end);
 // The kernel of k for a packed weight's type (defined in the driver: baseline flags).

@@ -78,6 +78,41 @@ void pack_group_q4_k(const WeightView& w, const PackedWeight& p, int64_t g, uint
   }
 }
 
+// One Q6_K group (layout in packed_weight.h).
+void pack_group_q6_k(const WeightView& w, const PackedWeight& p, int64_t g, uint8_t* dst) {
+  constexpr int kR = PackedWeight::kRows;
+  const int64_t r0 = g * kR;
+  const int lanes = int(std::min<int64_t>(kR, w.rows - r0));
+  std::memset(dst, 0, p.group_bytes);
+  // Rows past the end: quants of value 0 (byte 128) under scale 0.
+  for (int64_t b = 0; b < p.blocks; ++b)
+    for (int lane = lanes; lane < kR; ++lane)
+      for (int d = 0; d < 8; ++d) std::memset(dst + size_t(b) * p.qs_bytes_per_block + (size_t(d) * kR + size_t(lane)) * 4, 0x80, 4);
+  uint8_t* meta = dst + size_t(p.blocks) * p.qs_bytes_per_block;
+  uint16_t* super = reinterpret_cast<uint16_t*>(meta + size_t(p.blocks) * kR * 2);
+  for (int lane = 0; lane < lanes; ++lane) {
+    for (int64_t s = 0; s < p.blocks / 8; ++s) {
+      const BlockQ6_K* blk = block_at<BlockQ6_K>(w, r0 + lane, s);
+      std::memcpy(&super[s * kR + lane], &blk->d, 2);
+      for (int e = 0; e < 256; ++e) {  // ggml's element order (dequantize_row_q6_k)
+        const int half = e / 128, l = e % 32, quarter = (e % 128) / 32;
+        const uint8_t lo_byte = blk->ql[half * 64 + l + (quarter & 1) * 32];
+        const int lo = quarter < 2 ? lo_byte & 0xF : lo_byte >> 4;
+        const int hi = (blk->qh[half * 32 + l] >> (2 * quarter)) & 3;
+        const int64_t b = s * 8 + e / 32;
+        const int k = e % 32;
+        // (q - 32) + 128: the unsigned operand vpdpbusd wants.
+        dst[size_t(b) * p.qs_bytes_per_block + (size_t(k / 4) * kR + size_t(lane)) * 4 + size_t(k % 4)] = uint8_t((lo | (hi << 4)) + 96);
+      }
+      for (int j = 0; j < 8; ++j) {
+        const int64_t b = s * 8 + j;
+        meta[b * kR * 2 + lane] = uint8_t(blk->scales[2 * j]);
+        meta[b * kR * 2 + kR + lane] = uint8_t(blk->scales[2 * j + 1]);
+      }
+    }
+  }
+}
+
 // One group: rows [16g, 16g + 16) of w (rows past the end stay zero: scale 0, quants 0).
 void pack_group(const WeightView& w, const PackedWeight& p, int64_t g, uint8_t* dst) {
   const int64_t r0 = g * PackedWeight::kRows;
@@ -114,7 +149,8 @@ void pack_group(const WeightView& w, const PackedWeight& p, int64_t g, uint8_t* 
 void PackedWeight::Free::operator()(uint8_t* p) const { std::free(p); }
 
 bool can_pack_for_decode(DType type) {
-  return (type == DType::Q4_0 || type == DType::Q8_0 || type == DType::Q4_K) && detail::packed_decode_available();
+  return (type == DType::Q4_0 || type == DType::Q8_0 || type == DType::Q4_K || type == DType::Q6_K) &&
+         detail::packed_decode_available();
 }
 
 uint8_t* PackedArena::allocate(size_t bytes) {
@@ -138,11 +174,12 @@ std::unique_ptr<PackedWeight> pack_for_decode(ThreadPool& pool, const WeightView
   p->cols = w.cols;
   p->groups = (w.rows + PackedWeight::kRows - 1) / PackedWeight::kRows;
   p->blocks = w.cols / 32;
-  p->qs_bytes_per_block = w.type == DType::Q8_0 ? 512 : 256;
+  p->qs_bytes_per_block = w.type == DType::Q8_0 || w.type == DType::Q6_K ? 512 : 256;
   // Per 32-column block 32 bytes of scales (fp16, or Q4_K's 6-bit scales and minimums), and for
   // Q4_K 64 bytes of fp16 d and dmin per super-block.
   const size_t raw = size_t(p->blocks) * (p->qs_bytes_per_block + PackedWeight::kRows * 2) +
-                     (w.type == DType::Q4_K ? size_t(p->blocks / 8) * PackedWeight::kRows * 4 : 0);
+                     (w.type == DType::Q4_K ? size_t(p->blocks / 8) * PackedWeight::kRows * 4 : 0) +
+                     (w.type == DType::Q6_K ? size_t(p->blocks / 8) * PackedWeight::kRows * 2 : 0);
   p->group_bytes = (raw + 63) / 64 * 64;
   uint8_t* dst;
   if (arena) {
@@ -156,6 +193,8 @@ std::unique_ptr<PackedWeight> pack_for_decode(ThreadPool& pool, const WeightView
     for (size_t g = g0; g < g1; ++g) {
       if (w.type == DType::Q4_K) {
         pack_group_q4_k(w, *p, int64_t(g), dst + g * p->group_bytes);
+      } else if (w.type == DType::Q6_K) {
+        pack_group_q6_k(w, *p, int64_t(g), dst + g * p->group_bytes);
       } else {
         pack_group(w, *p, int64_t(g), dst + g * p->group_bytes);
       }

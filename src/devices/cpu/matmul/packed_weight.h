@@ -25,6 +25,11 @@
 // [b][lane] the 6-bit scales (16 bytes) and [b][lane] the 6-bit minimums (16 bytes); after
 // those, per super-block [s][lane] the fp16 d (32 bytes) and [s][lane] the fp16 dmin (32 bytes).
 // 4.625 bits per weight against Q4_K's 4.5.
+//
+// Q6_K (super-blocks of 256: sixteen 16-element sub-blocks with int8 scales, one fp16 d) packs each
+// 32-column block as a Q8_0 block of (q - 32) + 128 bytes, then [b][lane] the int8 scale of its
+// first 16 columns and [b][lane] that of its last 16, then per super-block [s][lane] the fp16 d:
+// 8.6 bits per weight against Q6_K's 6.56 (the 6-bit quants are unpacked once, here).
 #pragma once
 
 #include <cstddef>
@@ -44,7 +49,7 @@ namespace tandem::cpu {
 struct PackedWeight {
   static constexpr int kRows = 16;  // rows per group (the zmm's dword lanes)
 
-  DType type = DType::Q4_0;  // Q4_0, Q8_0 or Q4_K
+  DType type = DType::Q4_0;  // Q4_0, Q8_0, Q4_K or Q6_K
   int64_t rows = 0, cols = 0;
   int64_t groups = 0, blocks = 0;
   size_t qs_bytes_per_block = 0;  // 256 (Q4_0) or 512 (Q8_0): one block of all 16 rows
@@ -56,7 +61,7 @@ struct PackedWeight {
     return reinterpret_cast<const uint16_t*>(group(g) + size_t(blocks) * qs_bytes_per_block);
   }
   // Q4_K: [b][lane] 6-bit scales then [b][lane] minimums (where the others have scales()), and
-  // the super-blocks' [s][lane] fp16 d then [s][lane] dmin.
+  // the super-blocks' [s][lane] fp16 d then [s][lane] dmin. Q6_K: the halves' int8 scales, then d.
   const uint8_t* k_scales_mins(int64_t g) const { return group(g) + size_t(blocks) * qs_bytes_per_block; }
   const uint16_t* k_super(int64_t g) const {
     return reinterpret_cast<const uint16_t*>(k_scales_mins(g) + size_t(blocks) * kRows * 2);
@@ -85,7 +90,7 @@ class PackedArena {
   size_t used_ = 0, capacity_ = 0;
 };
 
-// Whether decode on this CPU can use packed weights of this type (AVX-512 VNNI; Q4_0, Q8_0, Q4_K).
+// Whether decode on this CPU can use packed weights of this type (AVX-512 VNNI; Q4_0, Q8_0, Q4_K, Q6_K).
 bool can_pack_for_decode(DType type);
 
 // The packed copy of `w` (all its rows), built on the pool's threads; null where
