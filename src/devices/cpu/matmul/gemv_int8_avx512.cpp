@@ -70,6 +70,22 @@ inline __m512 add_block(__m512 acc, __m512i dot, __m512 weight_scales, float x_s
   return _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(weight_scales, _mm512_set1_ps(x_scale)), acc);
 }
 
+// The 16 rows' integer dot products of one 32-column block of nibbles with 32 int8 activations:
+// l* hold the low nibbles (elements 0..15), h* the high ones as 16 x nibble (16..31), so the
+// high half's sum is divided by 16 exactly. Shared by Q4_0 and Q4_K (which differ in scaling).
+inline __m512i nibble_dot(__m512i l0, __m512i l1, __m512i l2, __m512i l3, __m512i h0, __m512i h1, __m512i h2,
+                          __m512i h3, const int8_t* xq) {
+  __m512i lo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), l0, bcast(xq));
+  __m512i hi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), h0, bcast(xq + 16));
+  lo = _mm512_dpbusd_epi32(lo, l1, bcast(xq + 4));
+  hi = _mm512_dpbusd_epi32(hi, h1, bcast(xq + 20));
+  lo = _mm512_dpbusd_epi32(lo, l2, bcast(xq + 8));
+  hi = _mm512_dpbusd_epi32(hi, h2, bcast(xq + 24));
+  lo = _mm512_dpbusd_epi32(lo, l3, bcast(xq + 12));
+  hi = _mm512_dpbusd_epi32(hi, h3, bcast(xq + 28));
+  return _mm512_add_epi32(lo, _mm512_srai_epi32(hi, 4));
+}
+
 // Writes group g's 16 sums of each activation row (lanes past the view's rows are not written).
 template <int M>
 void store_group(const PackedGemvArgs& a, int64_t g, const __m512 (&acc)[M]) {
@@ -99,15 +115,7 @@ void q4_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
       const __m512 sw = _mm512_cvtph_ps(_mm256_load_si256(sc + b));
       for (int i = 0; i < M; ++i) {
         const int8_t* xq = a.xq + i * a.xq_stride + b * 32;
-        __m512i lo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), l0, bcast(xq));
-        __m512i hi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), h0, bcast(xq + 16));
-        lo = _mm512_dpbusd_epi32(lo, l1, bcast(xq + 4));
-        hi = _mm512_dpbusd_epi32(hi, h1, bcast(xq + 20));
-        lo = _mm512_dpbusd_epi32(lo, l2, bcast(xq + 8));
-        hi = _mm512_dpbusd_epi32(hi, h2, bcast(xq + 24));
-        lo = _mm512_dpbusd_epi32(lo, l3, bcast(xq + 12));
-        hi = _mm512_dpbusd_epi32(hi, h3, bcast(xq + 28));
-        __m512i dot = _mm512_add_epi32(lo, _mm512_srai_epi32(hi, 4));
+        __m512i dot = nibble_dot(l0, l1, l2, l3, h0, h1, h2, h3, xq);
         dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(8 * a.xs[i * blocks + b]));
         acc[i] = add_block(acc[i], dot, sw, a.xd[i * blocks + b]);
       }
@@ -178,15 +186,7 @@ void q4k_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
         const __m512 min = _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(meta + 2 * b + 1))));
         for (int i = 0; i < M; ++i) {
           const int8_t* xq = a.xq + i * a.xq_stride + b * 32;
-          __m512i lo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), l0, bcast(xq));
-          __m512i hi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), h0, bcast(xq + 16));
-          lo = _mm512_dpbusd_epi32(lo, l1, bcast(xq + 4));
-          hi = _mm512_dpbusd_epi32(hi, h1, bcast(xq + 20));
-          lo = _mm512_dpbusd_epi32(lo, l2, bcast(xq + 8));
-          hi = _mm512_dpbusd_epi32(hi, h2, bcast(xq + 24));
-          lo = _mm512_dpbusd_epi32(lo, l3, bcast(xq + 12));
-          hi = _mm512_dpbusd_epi32(hi, h3, bcast(xq + 28));
-          const __m512i dot = _mm512_add_epi32(lo, _mm512_srai_epi32(hi, 4));
+          const __m512i dot = nibble_dot(l0, l1, l2, l3, h0, h1, h2, h3, xq);
           // (d sc) dot - (dmin m) sum(xq), then times the activation block's scale.
           const __m512 t = _mm512_fmsub_ps(_mm512_cvtepi32_ps(dot), scale,
                                            _mm512_mul_ps(min, _mm512_set1_ps(float(a.xs[i * blocks + b]))));
