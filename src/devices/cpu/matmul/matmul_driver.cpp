@@ -2,6 +2,8 @@
 // per-ISA kernel tables. Compiled with baseline flags (see matmul_internal.h).
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 
 #include "core/thread_pool.h"
 #include "devices/cpu/matmul/matmul_internal.h"
@@ -40,12 +42,11 @@ int64_t chunk_of(int64_t total_units, int n_threads) {
 }  // namespace
 
 PackedKernelFn packed_kernel_for(const PackedDecodeKernels& k, DType t) {
-  switch (t) {
-    case DType::Q4_0: return k.q4_0;
-    case DType::Q8_0: return k.q8_0;
-    case DType::Q4_K: return k.q4_k;
-    default: return k.q6_k;
-  }
+  for (const auto& e : k.kernels)
+    if (e.type == t) return e.fn;
+  // pack_for_decode packs only the types of the table (can_pack_for_decode): a bug, not input.
+  std::fprintf(stderr, "tandem: internal error: no packed decode kernel for %.*s\n", int(dtype_name(t).size()), dtype_name(t).data());
+  std::abort();
 }
 
 void run_gemv(ThreadPool& pool, const MatmulArgs& a, GemvFn fn) { run_gemv_group(pool, {&a, 1}, &fn); }

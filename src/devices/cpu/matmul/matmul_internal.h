@@ -120,16 +120,17 @@ struct PackedGemvArgs {
   int64_t ldy;
   const int32_t* xs_lo = nullptr;  // m x blocks sums of each block's first 16 (Q6_K's half-blocks)
 };
+using PackedKernelFn = void (*)(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end);  // groups of the view
 struct PackedDecodeKernels {
   // sums: per 32-column block; sums_lo: of its first 16 columns.
   void (*quantize)(const float* x, int64_t ldx, int64_t m, int64_t cols, int8_t* q, float* d, int32_t* sums,
                    int32_t* sums_lo);
-  void (*q4_0)(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end);  // groups of the view
-  void (*q8_0)(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end);
-  void (*q4_k)(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end);
-  void (*q6_k)(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end);
+  struct ForType {
+    DType type;
+    PackedKernelFn fn;
+  };
+  ForType kernels[10];  // one per packed type (can_pack_for_decode)
 };
-using PackedKernelFn = void (*)(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end);
 // The kernel of k for a packed weight's type (defined in the driver: baseline flags).
 PackedKernelFn packed_kernel_for(const PackedDecodeKernels& k, DType t);
 bool packed_decode_available();  // AVX-512 path usable and AVX512-VNNI present

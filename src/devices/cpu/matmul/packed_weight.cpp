@@ -1,5 +1,5 @@
 // Builds the interleaved copy described in packed_weight.h. Plain byte moves (compiled with
-// baseline flags): the kernels that read the layout live in gemv_int8_avx512.cpp.
+// baseline flags): the kernels that read the layout live in gemv_int8_*_avx512.cpp.
 #include "devices/cpu/matmul/packed_weight.h"
 
 #include <sys/mman.h>
@@ -47,68 +47,170 @@ void k4_scale_min(const uint8_t* q, int j, uint8_t* sc, uint8_t* m) {
   }
 }
 
-// One Q4_K group (layout in packed_weight.h).
-void pack_group_q4_k(const WeightView& w, const PackedWeight& p, int64_t g, uint8_t* dst) {
-  constexpr int kR = PackedWeight::kRows;
-  const int64_t r0 = g * kR;
-  const int lanes = int(std::min<int64_t>(kR, w.rows - r0));
-  std::memset(dst, 0, p.group_bytes);
-  uint8_t* meta = dst + size_t(p.blocks) * p.qs_bytes_per_block;
-  uint16_t* super = reinterpret_cast<uint16_t*>(meta + size_t(p.blocks) * kR * 2);
-  const int64_t supers = p.blocks / 8;
-  for (int lane = 0; lane < lanes; ++lane) {
-    for (int64_t s = 0; s < supers; ++s) {
-      const BlockQ4_K* blk = block_at<BlockQ4_K>(w, r0 + lane, s);
-      std::memcpy(&super[s * kR + lane], &blk->d, 2);
-      std::memcpy(&super[(supers + s) * kR + lane], &blk->dmin, 2);
-      for (int j = 0; j < 8; ++j) {
-        const int64_t b = s * 8 + j;
-        k4_scale_min(blk->scales, j, &meta[b * kR * 2 + lane], &meta[b * kR * 2 + kR + lane]);
-        // Sub-block j's 32 quants: the low (even j) or high (odd j) nibbles of qs[32 (j/2) ..].
-        uint8_t q[32];
-        for (int e = 0; e < 32; ++e) {
-          const uint8_t byte = blk->qs[(j / 2) * 32 + e];
-          q[e] = (j & 1) ? uint8_t(byte >> 4) : uint8_t(byte & 15);
-        }
-        uint8_t* qb = dst + size_t(b) * p.qs_bytes_per_block;
-        for (int d = 0; d < 4; ++d)
-          for (int t = 0; t < 4; ++t) qb[(size_t(d) * kR + size_t(lane)) * 4 + t] = uint8_t(q[4 * d + t] | (q[16 + 4 * d + t] << 4));
-      }
-    }
+// One 32-column block of one row in the packed form's terms: its quants as unsigned codes in
+// element order, and the per-block and per-super-block values the kernel scales them with.
+struct BlockCodes {
+  uint8_t q[32];      // nibble types 0..15, five-bit 0..31, byte types 0..255
+  uint16_t half[2];   // per-block fp16 (d, m)
+  uint8_t byte[2];    // per-block bytes (scale, minimum; or the halves' int8 scales)
+  uint16_t super[2];  // per-super-block fp16 (d, dmin)
+};
+
+// What a type keeps per block and super-block (packed_weight.h).
+struct PackedForm {
+  int code_bits;  // 4 (nibbles), 5 (nibbles + fifth-bit masks) or 8 (bytes)
+  int halves, bytes, supers;
+};
+
+PackedForm form_of(DType t) {
+  switch (t) {
+    case DType::Q4_0: return {4, 1, 0, 0};
+    case DType::Q8_0: return {8, 1, 0, 0};
+    case DType::Q4_1: return {4, 2, 0, 0};
+    case DType::Q5_0: return {5, 1, 0, 0};
+    case DType::Q5_1: return {5, 2, 0, 0};
+    case DType::IQ4_NL: return {4, 1, 0, 0};
+    case DType::Q4_K: return {4, 0, 2, 2};
+    case DType::Q5_K: return {5, 0, 2, 2};
+    case DType::Q6_K: return {8, 0, 2, 1};
+    case DType::IQ4_XS: return {4, 0, 1, 1};
+    default: return {0, 0, 0, 0};
   }
 }
 
-// One Q6_K group (layout in packed_weight.h).
-void pack_group_q6_k(const WeightView& w, const PackedWeight& p, int64_t g, uint8_t* dst) {
-  constexpr int kR = PackedWeight::kRows;
-  const int64_t r0 = g * kR;
-  const int lanes = int(std::min<int64_t>(kR, w.rows - r0));
-  std::memset(dst, 0, p.group_bytes);
-  // Rows past the end: quants of value 0 (byte 128) under scale 0.
-  for (int64_t b = 0; b < p.blocks; ++b)
-    for (int lane = lanes; lane < kR; ++lane)
-      for (int d = 0; d < 8; ++d) std::memset(dst + size_t(b) * p.qs_bytes_per_block + (size_t(d) * kR + size_t(lane)) * 4, 0x80, 4);
-  uint8_t* meta = dst + size_t(p.blocks) * p.qs_bytes_per_block;
-  uint16_t* super = reinterpret_cast<uint16_t*>(meta + size_t(p.blocks) * kR * 2);
-  for (int lane = 0; lane < lanes; ++lane) {
-    for (int64_t s = 0; s < p.blocks / 8; ++s) {
-      const BlockQ6_K* blk = block_at<BlockQ6_K>(w, r0 + lane, s);
-      std::memcpy(&super[s * kR + lane], &blk->d, 2);
-      for (int e = 0; e < 256; ++e) {  // ggml's element order (dequantize_row_q6_k)
-        const int half = e / 128, l = e % 32, quarter = (e % 128) / 32;
+uint32_t fifth_bits(const uint8_t* qh) { return uint32_t(qh[0]) | uint32_t(qh[1]) << 8 | uint32_t(qh[2]) << 16 | uint32_t(qh[3]) << 24; }
+
+// Block b of a row (ggml's element orders, as the dequantizers in core/ read them).
+void codes_of(DType t, const uint8_t* row, int64_t b, BlockCodes& c) {
+  c = {};
+  const int64_t s = b / 8;
+  const int j = int(b % 8);  // sub-block within a 256-column super-block
+  switch (t) {
+    case DType::Q4_1: {
+      const auto* blk = reinterpret_cast<const BlockQ4_1*>(row) + b;
+      for (int e = 0; e < 16; ++e) c.q[e] = blk->qs[e] & 15, c.q[e + 16] = blk->qs[e] >> 4;
+      std::memcpy(&c.half[0], &blk->d, 2);
+      std::memcpy(&c.half[1], &blk->m, 2);
+      return;
+    }
+    case DType::Q5_0:
+    case DType::Q5_1: {
+      const uint8_t* qs;
+      uint32_t qh;
+      if (t == DType::Q5_0) {
+        const auto* blk = reinterpret_cast<const BlockQ5_0*>(row) + b;
+        qs = blk->qs, qh = fifth_bits(blk->qh);
+        std::memcpy(&c.half[0], &blk->d, 2);
+      } else {
+        const auto* blk = reinterpret_cast<const BlockQ5_1*>(row) + b;
+        qs = blk->qs, qh = fifth_bits(blk->qh);
+        std::memcpy(&c.half[0], &blk->d, 2);
+        std::memcpy(&c.half[1], &blk->m, 2);
+      }
+      for (int e = 0; e < 16; ++e) {
+        c.q[e] = uint8_t((qs[e] & 15) | ((qh >> e) & 1) << 4);
+        c.q[e + 16] = uint8_t((qs[e] >> 4) | ((qh >> (e + 16)) & 1) << 4);
+      }
+      return;
+    }
+    case DType::IQ4_NL: {
+      const auto* blk = reinterpret_cast<const BlockIQ4_NL*>(row) + b;
+      for (int e = 0; e < 16; ++e) c.q[e] = blk->qs[e] & 15, c.q[e + 16] = blk->qs[e] >> 4;
+      std::memcpy(&c.half[0], &blk->d, 2);
+      return;
+    }
+    case DType::Q4_K:
+    case DType::Q5_K: {
+      // Sub-block j's 32 quants: the low (even j) or high (odd j) nibbles of qs[32 (j/2) ..];
+      // Q5_K's fifth bit of element k is bit j of qh[k].
+      const uint8_t *qs, *scales, *qh = nullptr;
+      if (t == DType::Q4_K) {
+        const auto* blk = reinterpret_cast<const BlockQ4_K*>(row) + s;
+        qs = blk->qs, scales = blk->scales;
+        std::memcpy(&c.super[0], &blk->d, 2);
+        std::memcpy(&c.super[1], &blk->dmin, 2);
+      } else {
+        const auto* blk = reinterpret_cast<const BlockQ5_K*>(row) + s;
+        qs = blk->qs, scales = blk->scales, qh = blk->qh;
+        std::memcpy(&c.super[0], &blk->d, 2);
+        std::memcpy(&c.super[1], &blk->dmin, 2);
+      }
+      k4_scale_min(scales, j, &c.byte[0], &c.byte[1]);
+      for (int e = 0; e < 32; ++e) {
+        const uint8_t byte = qs[(j / 2) * 32 + e];
+        c.q[e] = (j & 1) ? uint8_t(byte >> 4) : uint8_t(byte & 15);
+        if (qh) c.q[e] = uint8_t(c.q[e] | ((qh[e] >> j) & 1) << 4);
+      }
+      return;
+    }
+    case DType::Q6_K: {
+      const auto* blk = reinterpret_cast<const BlockQ6_K*>(row) + s;
+      std::memcpy(&c.super[0], &blk->d, 2);
+      for (int k = 0; k < 32; ++k) {  // ggml's element order (dequantize_row_q6_k)
+        const int e = j * 32 + k, half = e / 128, l = e % 32, quarter = (e % 128) / 32;
         const uint8_t lo_byte = blk->ql[half * 64 + l + (quarter & 1) * 32];
         const int lo = quarter < 2 ? lo_byte & 0xF : lo_byte >> 4;
         const int hi = (blk->qh[half * 32 + l] >> (2 * quarter)) & 3;
-        const int64_t b = s * 8 + e / 32;
-        const int k = e % 32;
-        // (q - 32) + 128: the unsigned operand vpdpbusd wants.
-        dst[size_t(b) * p.qs_bytes_per_block + (size_t(k / 4) * kR + size_t(lane)) * 4 + size_t(k % 4)] = uint8_t((lo | (hi << 4)) + 96);
+        c.q[k] = uint8_t((lo | (hi << 4)) + 96);  // (q - 32) + 128: the unsigned operand vpdpbusd wants
       }
-      for (int j = 0; j < 8; ++j) {
-        const int64_t b = s * 8 + j;
-        meta[b * kR * 2 + lane] = uint8_t(blk->scales[2 * j]);
-        meta[b * kR * 2 + kR + lane] = uint8_t(blk->scales[2 * j + 1]);
+      c.byte[0] = uint8_t(blk->scales[2 * j]);
+      c.byte[1] = uint8_t(blk->scales[2 * j + 1]);
+      return;
+    }
+    case DType::IQ4_XS: {
+      const auto* blk = reinterpret_cast<const BlockIQ4_XS*>(row) + s;
+      std::memcpy(&c.super[0], &blk->d, 2);
+      const int code = ((blk->scales_l[j / 2] >> (4 * (j % 2))) & 0x0f) | ((blk->scales_h >> (2 * j)) & 3) << 4;
+      c.byte[0] = uint8_t(int8_t(code - 32));
+      const uint8_t* qs = blk->qs + j * 16;
+      for (int e = 0; e < 16; ++e) c.q[e] = qs[e] & 15, c.q[e + 16] = qs[e] >> 4;
+      return;
+    }
+    default: return;
+  }
+}
+
+// One group of a type without a byte-copy packer (layout in packed_weight.h). Rows past the end
+// get all-zero metadata (scale 0) and quants of value 0 (byte 128 for the byte types).
+void pack_group_codes(const WeightView& w, const PackedWeight& p, int64_t g, uint8_t* dst) {
+  constexpr int kR = PackedWeight::kRows;
+  const PackedForm f = form_of(p.type);
+  const int64_t r0 = g * kR;
+  const int lanes = int(std::min<int64_t>(kR, w.rows - r0));
+  const int64_t supers = p.blocks / 8;
+  std::memset(dst, 0, p.group_bytes);
+  uint8_t* meta = dst + size_t(p.blocks) * p.qs_bytes_per_block;
+  uint8_t* super = meta + size_t(p.blocks) * p.meta_bytes_per_block;
+  BlockCodes c;
+  for (int64_t b = 0; b < p.blocks; ++b) {
+    uint8_t* qb = dst + size_t(b) * p.qs_bytes_per_block;
+    uint8_t* mb = meta + size_t(b) * p.meta_bytes_per_block;
+    for (int lane = 0; lane < kR; ++lane) {
+      if (lane < lanes) {
+        codes_of(p.type, static_cast<const uint8_t*>(w.data) + size_t(r0 + lane) * w.row_bytes, b, c);
+      } else {
+        c = {};
+        if (f.code_bits == 8) std::memset(c.q, 128, sizeof c.q);
       }
+      if (f.code_bits == 8) {
+        for (int k = 0; k < 32; ++k) qb[(size_t(k / 4) * kR + size_t(lane)) * 4 + size_t(k % 4)] = c.q[k];
+      } else {
+        for (int d = 0; d < 4; ++d)
+          for (int t = 0; t < 4; ++t)
+            qb[(size_t(d) * kR + size_t(lane)) * 4 + size_t(t)] = uint8_t((c.q[4 * d + t] & 15) | (c.q[16 + 4 * d + t] & 15) << 4);
+      }
+      if (f.code_bits == 5) {
+        uint64_t* masks = reinterpret_cast<uint64_t*>(qb + 256);
+        for (int v = 0; v < 8; ++v)
+          for (int t = 0; t < 4; ++t) {
+            const int e = v < 4 ? 4 * v + t : 16 + 4 * (v - 4) + t;
+            masks[v] |= uint64_t((c.q[e] >> 4) & 1) << (4 * lane + t);
+          }
+      }
+      for (int k = 0; k < f.halves; ++k) std::memcpy(mb + k * 32 + lane * 2, &c.half[k], 2);
+      for (int k = 0; k < f.bytes; ++k) mb[f.halves * 32 + k * 16 + lane] = c.byte[k];
+      if (b % 8 == 0)
+        for (int k = 0; k < f.supers; ++k) std::memcpy(super + (size_t(k) * size_t(supers) + size_t(b / 8)) * 32 + lane * 2, &c.super[k], 2);
     }
   }
 }
@@ -148,10 +250,7 @@ void pack_group(const WeightView& w, const PackedWeight& p, int64_t g, uint8_t* 
 
 void PackedWeight::Free::operator()(uint8_t* p) const { std::free(p); }
 
-bool can_pack_for_decode(DType type) {
-  return (type == DType::Q4_0 || type == DType::Q8_0 || type == DType::Q4_K || type == DType::Q6_K) &&
-         detail::packed_decode_available();
-}
+bool can_pack_for_decode(DType type) { return form_of(type).code_bits != 0 && detail::packed_decode_available(); }
 
 uint8_t* PackedArena::allocate(size_t bytes) {
   bytes = (bytes + 63) / 64 * 64;
@@ -174,12 +273,11 @@ std::unique_ptr<PackedWeight> pack_for_decode(ThreadPool& pool, const WeightView
   p->cols = w.cols;
   p->groups = (w.rows + PackedWeight::kRows - 1) / PackedWeight::kRows;
   p->blocks = w.cols / 32;
-  p->qs_bytes_per_block = w.type == DType::Q8_0 || w.type == DType::Q6_K ? 512 : 256;
-  // Per 32-column block 32 bytes of scales (fp16, or Q4_K's 6-bit scales and minimums), and for
-  // Q4_K 64 bytes of fp16 d and dmin per super-block.
-  const size_t raw = size_t(p->blocks) * (p->qs_bytes_per_block + PackedWeight::kRows * 2) +
-                     (w.type == DType::Q4_K ? size_t(p->blocks / 8) * PackedWeight::kRows * 4 : 0) +
-                     (w.type == DType::Q6_K ? size_t(p->blocks / 8) * PackedWeight::kRows * 2 : 0);
+  const PackedForm f = form_of(w.type);
+  p->qs_bytes_per_block = f.code_bits == 8 ? 512 : f.code_bits == 5 ? 320 : 256;
+  p->meta_bytes_per_block = size_t(f.halves) * 32 + size_t(f.bytes) * 16;
+  const size_t raw = size_t(p->blocks) * (p->qs_bytes_per_block + p->meta_bytes_per_block) +
+                     size_t(p->blocks / 8) * size_t(f.supers) * 32;
   p->group_bytes = (raw + 63) / 64 * 64;
   uint8_t* dst;
   if (arena) {
@@ -191,12 +289,10 @@ std::unique_ptr<PackedWeight> pack_for_decode(ThreadPool& pool, const WeightView
   p->data_ = dst;
   pool.parallel_for(size_t(p->groups), [&](size_t g0, size_t g1, int) {
     for (size_t g = g0; g < g1; ++g) {
-      if (w.type == DType::Q4_K) {
-        pack_group_q4_k(w, *p, int64_t(g), dst + g * p->group_bytes);
-      } else if (w.type == DType::Q6_K) {
-        pack_group_q6_k(w, *p, int64_t(g), dst + g * p->group_bytes);
-      } else {
+      if (w.type == DType::Q4_0 || w.type == DType::Q8_0) {
         pack_group(w, *p, int64_t(g), dst + g * p->group_bytes);
+      } else {
+        pack_group_codes(w, *p, int64_t(g), dst + g * p->group_bytes);
       }
     }
   });

@@ -17,19 +17,22 @@
 //   scales [b][lane]:    the fp16 block scales.
 // A group's qs for all blocks come first, then its scales; groups are 64-byte aligned.
 //
-// Q4_K (super-blocks of 256: eight 32-element sub-blocks with 6-bit scales and minimums against
-// the super-block's fp16 d and dmin) packs each sub-block b as a Q4_0 block: qs [b][j][lane] with
-// elements 4j.. in the low nibbles and 16+4j.. in the high ones (Q4_K stores a sub-block pair's
-// 64 values as the low and high nibbles of 32 bytes; they are regrouped), no +8 offset: the
-// value is d * scale * q - dmin * min with q in 0..15. Then, where Q4_0 has its fp16 scales,
-// [b][lane] the 6-bit scales (16 bytes) and [b][lane] the 6-bit minimums (16 bytes); after
-// those, per super-block [s][lane] the fp16 d (32 bytes) and [s][lane] the fp16 dmin (32 bytes).
-// 4.625 bits per weight against Q4_K's 4.5.
-//
-// Q6_K (super-blocks of 256: sixteen 16-element sub-blocks with int8 scales, one fp16 d) packs each
-// 32-column block as a Q8_0 block of (q - 32) + 128 bytes, then [b][lane] the int8 scale of its
-// first 16 columns and [b][lane] that of its last 16, then per super-block [s][lane] the fp16 d:
-// 8.6 bits per weight against Q6_K's 6.56 (the 6-bit quants are unpacked once, here).
+// The other types follow the same plan: a block of 32 columns of 16 rows is nibbles (four
+// dwords per row, regrouped as Q4_0's) or bytes (eight), then per-block metadata [b][lane], then
+// per-super-block metadata [s][lane] for the 256-column types. What each type keeps:
+//   Q4_1, Q5_1  nibbles (0..15) / five-bit quants; fp16 d then fp16 m per block      (5.0 / 6.0 bpw)
+//   Q5_0        five-bit quants (0..31, value q - 16); fp16 d per block             (5.5 bpw)
+//   IQ4_NL      nibbles as stored (indices into the 16 levels); fp16 d per block     (4.5 bpw)
+//   Q4_K        nibbles; u8 scale then u8 minimum per block; fp16 d then fp16 dmin per super-block
+//               (4.625 bpw against Q4_K's 4.5: its 6-bit scales are spread to bytes)
+//   Q5_K        five-bit quants; as Q4_K otherwise                                   (5.625 bpw)
+//   Q6_K        bytes (q - 32) + 128; int8 scale of the first 16 then of the last 16 columns per
+//               block; fp16 d per super-block (8.6 bpw against 6.56: the quants unpacked once)
+//   IQ4_XS      nibbles as stored; int8 (scale - 32) per block; fp16 d per super-block (4.31 bpw)
+// Five-bit quants are nibbles (the low four bits, regrouped) followed by eight 64-bit masks: bit
+// (4 lane + t) of mask j is the fifth bit of byte t of lane `lane` of the j-th dword vector --
+// dwords 0..3 of the low nibbles, then 4..7 of the high ones -- so the kernel sets it with one
+// masked byte add per vector. Those 64 bytes follow the block's nibbles (320 bytes a block).
 #pragma once
 
 #include <cstddef>
@@ -49,22 +52,19 @@ namespace tandem::cpu {
 struct PackedWeight {
   static constexpr int kRows = 16;  // rows per group (the zmm's dword lanes)
 
-  DType type = DType::Q4_0;  // Q4_0, Q8_0, Q4_K or Q6_K
+  DType type = DType::Q4_0;  // one of packed_types()
   int64_t rows = 0, cols = 0;
   int64_t groups = 0, blocks = 0;
-  size_t qs_bytes_per_block = 0;  // 256 (Q4_0) or 512 (Q8_0): one block of all 16 rows
-  size_t group_bytes = 0;         // stride between groups
+  size_t qs_bytes_per_block = 0;    // 256 (nibbles), 320 (five bits) or 512 (bytes): all 16 rows
+  size_t meta_bytes_per_block = 0;  // 16 rows' per-block scales (and minimums)
+  size_t group_bytes = 0;           // stride between groups
 
   const uint8_t* group(int64_t g) const { return data_ + size_t(g) * group_bytes; }
   const uint8_t* qs(int64_t g) const { return group(g); }
-  const uint16_t* scales(int64_t g) const {
-    return reinterpret_cast<const uint16_t*>(group(g) + size_t(blocks) * qs_bytes_per_block);
-  }
-  // Q4_K: [b][lane] 6-bit scales then [b][lane] minimums (where the others have scales()), and
-  // the super-blocks' [s][lane] fp16 d then [s][lane] dmin. Q6_K: the halves' int8 scales, then d.
-  const uint8_t* k_scales_mins(int64_t g) const { return group(g) + size_t(blocks) * qs_bytes_per_block; }
-  const uint16_t* k_super(int64_t g) const {
-    return reinterpret_cast<const uint16_t*>(k_scales_mins(g) + size_t(blocks) * kRows * 2);
+  // [b] the block's metadata (meta_bytes_per_block), then the super-blocks' [s][lane] fp16 values.
+  const uint8_t* block_meta(int64_t g) const { return group(g) + size_t(blocks) * qs_bytes_per_block; }
+  const uint16_t* super_meta(int64_t g) const {
+    return reinterpret_cast<const uint16_t*>(block_meta(g) + size_t(blocks) * meta_bytes_per_block);
   }
   size_t bytes() const { return size_t(groups) * group_bytes; }
 
@@ -90,7 +90,8 @@ class PackedArena {
   size_t used_ = 0, capacity_ = 0;
 };
 
-// Whether decode on this CPU can use packed weights of this type (AVX-512 VNNI; Q4_0, Q8_0, Q4_K, Q6_K).
+// Whether decode on this CPU can use packed weights of this type (AVX-512 VNNI present, and the type
+// one of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K, IQ4_XS).
 bool can_pack_for_decode(DType type);
 
 // The packed copy of `w` (all its rows), built on the pool's threads; null where

@@ -1,0 +1,143 @@
+// AVX-512 VNNI decode kernels on packed weights of the 256-column super-block types: Q4_K, Q5_K,
+// Q6_K, IQ4_XS (layouts in packed_weight.h). Each 32-column block is one of the block32 kernels'
+// blocks (nibbles, five-bit quants, bytes, or IQ4 levels) with its own small scales against the
+// super-block's fp16 d (and dmin), formed in fp32 per block as ggml's dequantization forms them.
+#include "core/quant.h"
+#include "devices/cpu/matmul/int8_blocks_avx512.h"
+
+namespace tandem::cpu::detail::int8 {
+namespace {
+
+// Q4_K / Q5_K: the weight is d sc q - dmin m, so with x = xd xq the block adds
+// xd ((d sc) dot(q, xq) - (dmin m) sum(xq)).
+template <bool kFiveBits, int M>
+void k_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
+  const PackedWeight& w = *a.w;
+  const int64_t blocks = w.blocks, supers = blocks / 8;
+  constexpr int kLines = kFiveBits ? 5 : 4;
+  for (int64_t g = g_begin; g < g_end; ++g) {
+    const __m512i* qs = reinterpret_cast<const __m512i*>(w.qs(a.group0 + g));
+    const uint8_t* meta = w.block_meta(a.group0 + g);
+    const uint16_t* super = w.super_meta(a.group0 + g);
+    __m512 acc[M];
+    for (int i = 0; i < M; ++i) acc[i] = _mm512_setzero_ps();
+    for (int64_t sb = 0; sb < supers; ++sb) {
+      const __m512 d = fp16x16(super + sb * 16), dmin = fp16x16(super + (supers + sb) * 16);
+      for (int64_t b = sb * 8; b < sb * 8 + 8; ++b) {
+        prefetch_block(qs + b * kLines, kLines);
+        const __m512 scale = _mm512_mul_ps(d, u8x16(meta + b * 32));
+        const __m512 min = _mm512_mul_ps(dmin, u8x16(meta + b * 32 + 16));
+        __m512i l[4], h[4], v[8];
+        if constexpr (kFiveBits) {
+          unpack_five_bits(qs + b * kLines, v);
+        } else {
+          split_nibbles(qs + b * kLines, l, h);
+        }
+        for (int i = 0; i < M; ++i) {
+          const int8_t* xq = a.xq + i * a.xq_stride + b * 32;
+          __m512i dot;
+          if constexpr (kFiveBits) {
+            dot = byte_dot(v, xq);
+          } else {
+            dot = nibble_dot(l, h, xq);
+          }
+          const __m512 t = _mm512_fmsub_ps(_mm512_cvtepi32_ps(dot), scale,
+                                           _mm512_mul_ps(min, _mm512_set1_ps(float(a.xs[i * blocks + b]))));
+          acc[i] = _mm512_fmadd_ps(t, _mm512_set1_ps(a.xd[i * blocks + b]), acc[i]);
+        }
+      }
+    }
+    store_group<M>(a, g, acc);
+  }
+}
+
+// Q6_K: each 32-column block as bytes (q - 32) + 128 whose two halves have their own int8
+// scales: the block adds xd d (sc0 (dot0 - 128 sum_lo) + sc1 (dot1 - 128 sum_hi)).
+template <int M>
+void q6_k_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
+  const PackedWeight& w = *a.w;
+  const int64_t blocks = w.blocks, supers = blocks / 8;
+  for (int64_t g = g_begin; g < g_end; ++g) {
+    const __m512i* qs = reinterpret_cast<const __m512i*>(w.qs(a.group0 + g));
+    const uint8_t* meta = w.block_meta(a.group0 + g);
+    const uint16_t* super = w.super_meta(a.group0 + g);
+    __m512 acc[M];
+    for (int i = 0; i < M; ++i) acc[i] = _mm512_setzero_ps();
+    for (int64_t sb = 0; sb < supers; ++sb) {
+      const __m512 d = fp16x16(super + sb * 16);
+      for (int64_t b = sb * 8; b < sb * 8 + 8; ++b) {
+        prefetch_block(qs + b * 8, 8);
+        __m512i wq[8];
+        for (int j = 0; j < 8; ++j) wq[j] = _mm512_load_si512(qs + b * 8 + j);
+        const __m512 sc0 = s8x16(meta + b * 32), sc1 = s8x16(meta + b * 32 + 16);
+        for (int i = 0; i < M; ++i) {
+          HalfDots s = byte_half_dots(wq, a.xq + i * a.xq_stride + b * 32);
+          const int32_t lo = a.xs_lo[i * blocks + b], hi = a.xs[i * blocks + b] - lo;
+          s.lo = _mm512_sub_epi32(s.lo, _mm512_set1_epi32(128 * lo));
+          s.hi = _mm512_sub_epi32(s.hi, _mm512_set1_epi32(128 * hi));
+          const __m512 t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s.hi), sc1, _mm512_mul_ps(_mm512_cvtepi32_ps(s.lo), sc0));
+          acc[i] = _mm512_fmadd_ps(t, _mm512_mul_ps(d, _mm512_set1_ps(a.xd[i * blocks + b])), acc[i]);
+        }
+      }
+    }
+    store_group<M>(a, g, acc);
+  }
+}
+
+// IQ4_XS: IQ4 levels + 128 with an int8 scale per block: the block adds
+// xd (d sc) (dot - 128 sum(xq)).
+template <int M>
+void iq4_xs_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
+  const PackedWeight& w = *a.w;
+  const int64_t blocks = w.blocks, supers = blocks / 8;
+  const __m512i levels = _mm512_broadcast_i32x4(_mm_add_epi8(
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4nlLevels)), _mm_set1_epi8(char(128))));
+  for (int64_t g = g_begin; g < g_end; ++g) {
+    const __m512i* qs = reinterpret_cast<const __m512i*>(w.qs(a.group0 + g));
+    const uint8_t* meta = w.block_meta(a.group0 + g);
+    const uint16_t* super = w.super_meta(a.group0 + g);
+    __m512 acc[M];
+    for (int i = 0; i < M; ++i) acc[i] = _mm512_setzero_ps();
+    for (int64_t sb = 0; sb < supers; ++sb) {
+      const __m512 d = fp16x16(super + sb * 16);
+      for (int64_t b = sb * 8; b < sb * 8 + 8; ++b) {
+        prefetch_block(qs + b * 4, 4);
+        __m512i v[8];
+        unpack_levels(qs + b * 4, levels, v);
+        const __m512 scale = _mm512_mul_ps(d, s8x16(meta + b * 16));
+        for (int i = 0; i < M; ++i) {
+          __m512i dot = byte_dot(v, a.xq + i * a.xq_stride + b * 32);
+          dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(128 * a.xs[i * blocks + b]));
+          acc[i] = add_block(acc[i], dot, scale, a.xd[i * blocks + b]);
+        }
+      }
+    }
+    store_group<M>(a, g, acc);
+  }
+}
+
+template <int M>
+struct Q4_K {
+  static void run(const PackedGemvArgs& a, int64_t g0, int64_t g1) { k_groups<false, M>(a, g0, g1); }
+};
+template <int M>
+struct Q5_K {
+  static void run(const PackedGemvArgs& a, int64_t g0, int64_t g1) { k_groups<true, M>(a, g0, g1); }
+};
+template <int M>
+struct Q6_K {
+  static void run(const PackedGemvArgs& a, int64_t g0, int64_t g1) { q6_k_groups<M>(a, g0, g1); }
+};
+template <int M>
+struct IQ4_XS {
+  static void run(const PackedGemvArgs& a, int64_t g0, int64_t g1) { iq4_xs_groups<M>(a, g0, g1); }
+};
+
+}  // namespace
+
+void q4_k_gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1) { dispatch_m<Q4_K>(a, g0, g1); }
+void q5_k_gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1) { dispatch_m<Q5_K>(a, g0, g1); }
+void q6_k_gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1) { dispatch_m<Q6_K>(a, g0, g1); }
+void iq4_xs_gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1) { dispatch_m<IQ4_XS>(a, g0, g1); }
+
+}  // namespace tandem::cpu::detail::int8
