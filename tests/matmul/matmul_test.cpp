@@ -404,7 +404,7 @@ TEST_P(MatmulTest, WeightedRowSumMatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(QuantizedTypes, PackedDecode, ::testing::Values(DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
-                                                           DType::IQ4_NL, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS),
+                                                           DType::IQ4_NL, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
 std::string param_name(const ::testing::TestParamInfo<std::tuple<DType, MatmulIsa>>& info) {

@@ -50,6 +50,8 @@ const PackedDecodeKernels kAvx512VnniPacked = {
      {DType::Q5_0, int8::q5_0_gemv},
      {DType::Q5_1, int8::q5_1_gemv},
      {DType::IQ4_NL, int8::iq4_nl_gemv},
+     {DType::Q2_K, int8::q2_k_gemv},
+     {DType::Q3_K, int8::q3_k_gemv},
      {DType::Q4_K, int8::q4_k_gemv},
      {DType::Q5_K, int8::q5_k_gemv},
      {DType::Q6_K, int8::q6_k_gemv},

@@ -97,6 +97,25 @@ inline void unpack_five_bits(const __m512i* qs, __m512i (&v)[8]) {
   }
 }
 
+// Two-bit quants: vector 4z + k is bits 2k, 2k+1 of the bytes of zmm z. Three-bit quants then
+// add 4 where eight masks after them (laid out as the five-bit ones) have their bit set.
+inline void unpack_two_bits(const __m512i* qs, __m512i (&v)[8]) {
+  const __m512i three = _mm512_set1_epi8(3);
+  for (int z = 0; z < 2; ++z) {
+    const __m512i w = _mm512_load_si512(qs + z);
+    v[4 * z] = _mm512_and_si512(w, three);
+    v[4 * z + 1] = _mm512_and_si512(_mm512_srli_epi16(w, 2), three);
+    v[4 * z + 2] = _mm512_and_si512(_mm512_srli_epi16(w, 4), three);
+    v[4 * z + 3] = _mm512_and_si512(_mm512_srli_epi16(w, 6), three);
+  }
+}
+inline void unpack_three_bits(const __m512i* qs, __m512i (&v)[8]) {
+  unpack_two_bits(qs, v);
+  const __m512i four = _mm512_set1_epi8(4);
+  const __mmask64* third = reinterpret_cast<const __mmask64*>(qs + 2);
+  for (int j = 0; j < 8; ++j) v[j] = _mm512_mask_add_epi8(v[j], third[j], v[j], four);
+}
+
 // IQ4 quants: each nibble looked up in the 16 levels + 128 (unsigned, as vpdpbusd wants them);
 // `levels` holds them in each 128-bit lane.
 inline void unpack_levels(const __m512i* qs, __m512i levels, __m512i (&v)[8]) {
@@ -151,6 +170,8 @@ void q4_1_gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1);
 void q5_0_gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1);
 void q5_1_gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1);
 void iq4_nl_gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1);
+void q2_k_gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1);
+void q3_k_gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1);
 void q4_k_gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1);
 void q5_k_gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1);
 void q6_k_gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1);

@@ -129,7 +129,7 @@ struct PackedDecodeKernels {
     DType type;
     PackedKernelFn fn;
   };
-  ForType kernels[10];  // one per packed type (can_pack_for_decode)
+  ForType kernels[12];  // one per packed type (can_pack_for_decode)
 };
 // The kernel of k for a packed weight's type (defined in the driver: baseline flags).
 PackedKernelFn packed_kernel_for(const PackedDecodeKernels& k, DType t);

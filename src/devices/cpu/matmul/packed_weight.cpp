@@ -50,15 +50,17 @@ void k4_scale_min(const uint8_t* q, int j, uint8_t* sc, uint8_t* m) {
 // One 32-column block of one row in the packed form's terms: its quants as unsigned codes in
 // element order, and the per-block and per-super-block values the kernel scales them with.
 struct BlockCodes {
-  uint8_t q[32];      // nibble types 0..15, five-bit 0..31, byte types 0..255
+  uint8_t q[32];      // two-bit 0..3, three-bit 0..7, nibble 0..15, five-bit 0..31, byte 0..255
   uint16_t half[2];   // per-block fp16 (d, m)
-  uint8_t byte[2];    // per-block bytes (scale, minimum; or the halves' int8 scales)
+  uint8_t byte[4];    // per-block bytes (scales and minimums, of the block or of its halves)
   uint16_t super[2];  // per-super-block fp16 (d, dmin)
 };
 
 // What a type keeps per block and super-block (packed_weight.h).
 struct PackedForm {
-  int code_bits;  // 4 (nibbles), 5 (nibbles + fifth-bit masks) or 8 (bytes)
+  // 2 (two-bit fields), 3 (two-bit fields + third-bit masks), 4 (nibbles), 5 (nibbles + fifth-bit
+  // masks) or 8 (bytes)
+  int code_bits;
   int halves, bytes, supers;
 };
 
@@ -70,12 +72,25 @@ PackedForm form_of(DType t) {
     case DType::Q5_0: return {5, 1, 0, 0};
     case DType::Q5_1: return {5, 2, 0, 0};
     case DType::IQ4_NL: return {4, 1, 0, 0};
+    case DType::Q2_K: return {2, 0, 4, 2};
+    case DType::Q3_K: return {3, 0, 2, 1};
     case DType::Q4_K: return {4, 0, 2, 2};
     case DType::Q5_K: return {5, 0, 2, 2};
     case DType::Q6_K: return {8, 0, 2, 1};
     case DType::IQ4_XS: return {4, 0, 1, 1};
     default: return {0, 0, 0, 0};
   }
+}
+
+// Q2_K / Q3_K's two-bit field of element e of a super-block: in each half (128 elements) byte l
+// of the half's 32 holds elements l, l+32, l+64, l+96 in bits 0-1, 2-3, 4-5, 6-7.
+int two_bits(const uint8_t* qs, int e) { return (qs[(e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3; }
+
+// Q3_K's 6-bit scale of 16-element sub-block j, minus 32 (ggml's unpacking of its 12 bytes).
+int q3_k_scale(const uint8_t* scales, int j) {
+  const int low = j < 8 ? scales[j] & 0xF : scales[j - 8] >> 4;
+  const int high = (scales[8 + j % 4] >> (2 * (j / 4))) & 3;
+  return (low | (high << 4)) - 32;
 }
 
 uint32_t fifth_bits(const uint8_t* qh) { return uint32_t(qh[0]) | uint32_t(qh[1]) << 8 | uint32_t(qh[2]) << 16 | uint32_t(qh[3]) << 24; }
@@ -143,6 +158,29 @@ void codes_of(DType t, const uint8_t* row, int64_t b, BlockCodes& c) {
       }
       return;
     }
+    case DType::Q2_K: {
+      // Per 16 elements a 4-bit scale (low nibble) and minimum (high nibble): those of the
+      // block's two halves.
+      const auto* blk = reinterpret_cast<const BlockQ2_K*>(row) + s;
+      std::memcpy(&c.super[0], &blk->d, 2);
+      std::memcpy(&c.super[1], &blk->dmin, 2);
+      for (int k = 0; k < 32; ++k) c.q[k] = uint8_t(two_bits(blk->qs, j * 32 + k));
+      c.byte[0] = blk->scales[2 * j] & 15, c.byte[1] = blk->scales[2 * j + 1] & 15;
+      c.byte[2] = blk->scales[2 * j] >> 4, c.byte[3] = blk->scales[2 * j + 1] >> 4;
+      return;
+    }
+    case DType::Q3_K: {
+      // Code = the two bits + 4 x the high bit (value code - 4); the halves' scales - 32 as int8.
+      const auto* blk = reinterpret_cast<const BlockQ3_K*>(row) + s;
+      std::memcpy(&c.super[0], &blk->d, 2);
+      for (int k = 0; k < 32; ++k) {
+        const int e = j * 32 + k;
+        c.q[k] = uint8_t(two_bits(blk->qs, e) | ((blk->hmask[e % 32] >> (e / 32)) & 1) << 2);
+      }
+      c.byte[0] = uint8_t(int8_t(q3_k_scale(blk->scales, 2 * j)));
+      c.byte[1] = uint8_t(int8_t(q3_k_scale(blk->scales, 2 * j + 1)));
+      return;
+    }
     case DType::Q6_K: {
       const auto* blk = reinterpret_cast<const BlockQ6_K*>(row) + s;
       std::memcpy(&c.super[0], &blk->d, 2);
@@ -192,20 +230,25 @@ void pack_group_codes(const WeightView& w, const PackedWeight& p, int64_t g, uin
         c = {};
         if (f.code_bits == 8) std::memset(c.q, 128, sizeof c.q);
       }
+      // Element of byte t of a lane's dword in the v-th dword vector (int8_blocks_avx512.h).
+      auto element = [](int v, int t) { return v < 4 ? 4 * v + t : 16 + 4 * (v - 4) + t; };
       if (f.code_bits == 8) {
         for (int k = 0; k < 32; ++k) qb[(size_t(k / 4) * kR + size_t(lane)) * 4 + size_t(k % 4)] = c.q[k];
+      } else if (f.code_bits <= 3) {
+        // Vector v = 4 z + k is bits 2k, 2k+1 of the bytes of zmm z.
+        for (int v = 0; v < 8; ++v)
+          for (int t = 0; t < 4; ++t)
+            qb[size_t(v / 4) * 64 + size_t(lane) * 4 + size_t(t)] |= uint8_t((c.q[element(v, t)] & 3) << (2 * (v % 4)));
       } else {
         for (int d = 0; d < 4; ++d)
           for (int t = 0; t < 4; ++t)
             qb[(size_t(d) * kR + size_t(lane)) * 4 + size_t(t)] = uint8_t((c.q[4 * d + t] & 15) | (c.q[16 + 4 * d + t] & 15) << 4);
       }
-      if (f.code_bits == 5) {
-        uint64_t* masks = reinterpret_cast<uint64_t*>(qb + 256);
+      if (f.code_bits == 3 || f.code_bits == 5) {  // the top bit as masks after the low bits
+        const int top = f.code_bits - 1;
+        uint64_t* masks = reinterpret_cast<uint64_t*>(qb + (f.code_bits == 3 ? 128 : 256));
         for (int v = 0; v < 8; ++v)
-          for (int t = 0; t < 4; ++t) {
-            const int e = v < 4 ? 4 * v + t : 16 + 4 * (v - 4) + t;
-            masks[v] |= uint64_t((c.q[e] >> 4) & 1) << (4 * lane + t);
-          }
+          for (int t = 0; t < 4; ++t) masks[v] |= uint64_t((c.q[element(v, t)] >> top) & 1) << (4 * lane + t);
       }
       for (int k = 0; k < f.halves; ++k) std::memcpy(mb + k * 32 + lane * 2, &c.half[k], 2);
       for (int k = 0; k < f.bytes; ++k) mb[f.halves * 32 + k * 16 + lane] = c.byte[k];
@@ -274,7 +317,8 @@ std::unique_ptr<PackedWeight> pack_for_decode(ThreadPool& pool, const WeightView
   p->groups = (w.rows + PackedWeight::kRows - 1) / PackedWeight::kRows;
   p->blocks = w.cols / 32;
   const PackedForm f = form_of(w.type);
-  p->qs_bytes_per_block = f.code_bits == 8 ? 512 : f.code_bits == 5 ? 320 : 256;
+  constexpr size_t kQsBytes[] = {0, 0, 128, 192, 256, 320, 0, 0, 512};  // by code bits
+  p->qs_bytes_per_block = kQsBytes[f.code_bits];
   p->meta_bytes_per_block = size_t(f.halves) * 32 + size_t(f.bytes) * 16;
   const size_t raw = size_t(p->blocks) * (p->qs_bytes_per_block + p->meta_bytes_per_block) +
                      size_t(p->blocks / 8) * size_t(f.supers) * 32;

@@ -23,6 +23,10 @@
 //   Q4_1, Q5_1  nibbles (0..15) / five-bit quants; fp16 d then fp16 m per block      (5.0 / 6.0 bpw)
 //   Q5_0        five-bit quants (0..31, value q - 16); fp16 d per block             (5.5 bpw)
 //   IQ4_NL      nibbles as stored (indices into the 16 levels); fp16 d per block     (4.5 bpw)
+//   Q2_K        two-bit quants; u8 scale of the first 16 columns, of the last 16, then their u8
+//               minimums per block; fp16 d then fp16 dmin per super-block       (3.06 bpw vs 2.625)
+//   Q3_K        three-bit quants (0..7, value q - 4); int8 scale of the first 16 columns, then of
+//               the last 16, per block; fp16 d per super-block                   (3.56 bpw vs 3.44)
 //   Q4_K        nibbles; u8 scale then u8 minimum per block; fp16 d then fp16 dmin per super-block
 //               (4.625 bpw against Q4_K's 4.5: its 6-bit scales are spread to bytes)
 //   Q5_K        five-bit quants; as Q4_K otherwise                                   (5.625 bpw)
@@ -33,6 +37,8 @@
 // (4 lane + t) of mask j is the fifth bit of byte t of lane `lane` of the j-th dword vector --
 // dwords 0..3 of the low nibbles, then 4..7 of the high ones -- so the kernel sets it with one
 // masked byte add per vector. Those 64 bytes follow the block's nibbles (320 bytes a block).
+// Two-bit quants are two zmm: dword vector 4z + k is bits 2k and 2k+1 of each byte of zmm z (one
+// shift and one mask to unpack); three-bit quants add eight masks of their third bit after them.
 #pragma once
 
 #include <cstddef>
@@ -55,7 +61,7 @@ struct PackedWeight {
   DType type = DType::Q4_0;  // one of packed_types()
   int64_t rows = 0, cols = 0;
   int64_t groups = 0, blocks = 0;
-  size_t qs_bytes_per_block = 0;    // 256 (nibbles), 320 (five bits) or 512 (bytes): all 16 rows
+  size_t qs_bytes_per_block = 0;    // 128 (two bits), 192 (three), 256 (four), 320 (five), 512 (bytes)
   size_t meta_bytes_per_block = 0;  // 16 rows' per-block scales (and minimums)
   size_t group_bytes = 0;           // stride between groups
 
@@ -91,7 +97,7 @@ class PackedArena {
 };
 
 // Whether decode on this CPU can use packed weights of this type (AVX-512 VNNI present, and the type
-// one of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, Q4_K, Q5_K, Q6_K, IQ4_XS).
+// one of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS).
 bool can_pack_for_decode(DType type);
 
 // The packed copy of `w` (all its rows), built on the pool's threads; null where
