@@ -44,8 +44,16 @@ const CpuFeatures& cpu_features() {
       }
     }
 #endif
-    // Tests and comparisons can force the portable path.
+    // Tests and comparisons can force a lower path: TANDEM_CPU_ISA=avx2 (the AVX2 kernels, as on a
+    // CPU without AVX-512), avx512 (no VNNI: its decode takes the AVX2 int8 kernels) or portable;
+    // TANDEM_CPU_PORTABLE=1 is the older spelling of portable.
     if (const char* e = std::getenv("TANDEM_CPU_PORTABLE"); e && *e == '1') f = CpuFeatures{};
+    if (const char* e = std::getenv("TANDEM_CPU_ISA")) {
+      const std::string isa = e;
+      if (isa == "portable") f = CpuFeatures{};
+      if (isa == "avx2") f.avx512f = f.avx512bw = f.avx512vl = f.avx512vnni = f.avx512bf16 = false;
+      if (isa == "avx512") f.avx512vnni = false;
+    }
     return f;
   }();
   return features;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -12,6 +13,8 @@
 #include <tuple>
 #include <vector>
 
+#include "core/half.h"
+#include "core/quant.h"
 #include "core/thread_pool.h"
 #include "devices/cpu/matmul/matmul.h"
 #include "devices/cpu/matmul/matmul_internal.h"
@@ -222,19 +225,24 @@ std::vector<float> int8_grid(const std::vector<float>& x, int64_t m, int64_t col
   return out;
 }
 
-class PackedDecode : public ::testing::TestWithParam<DType> {
+// Per type and ISA: kAvx512 runs the VNNI kernels where the CPU has VNNI (else the AVX2 ones),
+// kAvx2 the AVX2 kernels over the same packed weights.
+class PackedDecode : public ::testing::TestWithParam<std::tuple<DType, MatmulIsa>> {
  protected:
   void SetUp() override {
-    if (!can_pack_for_decode(GetParam())) GTEST_SKIP() << "no AVX-512 VNNI: decode stays fp32";
+    if (!detail::isa_available(isa())) GTEST_SKIP() << detail::isa_name(isa()) << " not available";
+    if (!can_pack_for_decode(type())) GTEST_SKIP() << "no int8 decode kernels on this CPU: decode stays fp32";
   }
+  DType type() const { return std::get<0>(GetParam()); }
+  MatmulIsa isa() const { return std::get<1>(GetParam()); }
 };
 
 TEST_P(PackedDecode, MatchesReferenceWithinTheInt8Bound) {
   double worst = 0;
-  const int64_t block = dtype_traits(GetParam()).block_size;
+  const int64_t block = dtype_traits(type()).block_size;
   for (int64_t cols : {block, 3 * block, int64_t(2048)}) {
     for (int64_t rows : {1, 17, 63, 200}) {
-      const TestWeight w = testing::make_weight(GetParam(), rows, cols, uint32_t(rows * 31 + cols), rows % 2 ? 2 : 0);
+      const TestWeight w = testing::make_weight(type(), rows, cols, uint32_t(rows * 31 + cols), rows % 2 ? 2 : 0);
       const auto packed = pack_for_decode(pool(2), w.view());
       ASSERT_TRUE(packed);
       for (int64_t first : {int64_t(0), int64_t(16)}) {
@@ -246,7 +254,7 @@ TEST_P(PackedDecode, MatchesReferenceWithinTheInt8Bound) {
         slice.values.erase(slice.values.begin(), slice.values.begin() + ptrdiff_t(first * cols));
         // m > 8 is prefill: the packed GEMM (tiles of 8 rows over L2-sized chunks of groups),
         // taken unless the GEMM precision is fp32 (then the view's plain rows serve, exactly).
-        for (int64_t m : {1, 2, 3, 7, 8, 9, 21, 40}) {
+        for (int64_t m : {1, 3, 7, 8, 9, 21, 40}) {
           const int64_t ldx = cols + 3, ldy = n + 5;
           const std::vector<float> x = testing::make_activations(m, cols, ldx, uint32_t(m * 17 + cols));
           const auto ref = testing::reference_matmul(slice, x.data(), m, ldx);
@@ -256,7 +264,7 @@ TEST_P(PackedDecode, MatchesReferenceWithinTheInt8Bound) {
           WeightView view = slice.view();
           view.packed = packed.get();
           view.packed_row0 = first;
-          for (int threads : {1, 2, 3}) {
+          for (int threads : {1, 3}) {
             SCOPED_TRACE("rows=" + std::to_string(rows) + " first=" + std::to_string(first) + " cols=" + std::to_string(cols) +
                          " m=" + std::to_string(m) + " threads=" + std::to_string(threads));
             const bool prefill = m > detail::kGemvMaxM;
@@ -264,7 +272,7 @@ TEST_P(PackedDecode, MatchesReferenceWithinTheInt8Bound) {
               if (!prefill && p == GemmPrecision::kFp32) continue;  // decode ignores the GEMM precision
               const bool int8 = p != GemmPrecision::kFp32 || !prefill;
               std::vector<float> y(size_t(m * ldy), kSentinel);
-              detail::matmul_with(MatmulIsa::kAvx512, p, pool(threads), view, x.data(), m, ldx, y.data(), ldy);
+              detail::matmul_with(isa(), p, pool(threads), view, x.data(), m, ldx, y.data(), ldy);
               for (int64_t i = 0; i < m; ++i)
                 for (int64_t r = 0; r < ldy; ++r) {
                   const float got = y[size_t(i * ldy + r)];
@@ -287,7 +295,7 @@ TEST_P(PackedDecode, MatchesReferenceWithinTheInt8Bound) {
               if (prefill && int8 && m == 21)
                 for (int64_t i = 0; i < m; ++i) {
                   std::vector<float> one(static_cast<size_t>(n));
-                  detail::matmul_with(MatmulIsa::kAvx512, p, pool(threads), view, x.data() + i * ldx, 1, ldx, one.data(), n);
+                  detail::matmul_with(isa(), p, pool(threads), view, x.data() + i * ldx, 1, ldx, one.data(), n);
                   ASSERT_EQ(std::memcmp(one.data(), y.data() + i * ldy, size_t(n) * 4), 0) << "row " << i;
                 }
             }
@@ -300,9 +308,60 @@ TEST_P(PackedDecode, MatchesReferenceWithinTheInt8Bound) {
   EXPECT_GT(worst, 1e-4);
 }
 
+// The extremes of every type's codes (every byte 0x00, 0xFF, 0x80 or 0x7F, scales finite) against
+// activations at +-127 on the int8 grid: where a kernel's integer sums could overflow -- the AVX2
+// kernels' int16 stage saturates -- the result leaves fp32 rounding of the exact product.
+TEST_P(PackedDecode, ExtremeCodesStayExact) {
+  const int64_t rows = 20, cols = dtype_traits(type()).block_size * 2;
+  TestWeight w = testing::make_weight(type(), rows, cols, 5);
+  const size_t block_bytes = dtype_traits(type()).block_bytes;
+  // The fp16 fields of a block (scales, minimums), set to a finite value after the fill.
+  std::vector<size_t> halves;
+  switch (type()) {
+    case DType::Q4_1: halves = {offsetof(BlockQ4_1, d), offsetof(BlockQ4_1, m)}; break;
+    case DType::Q5_1: halves = {offsetof(BlockQ5_1, d), offsetof(BlockQ5_1, m)}; break;
+    case DType::Q2_K: halves = {offsetof(BlockQ2_K, d), offsetof(BlockQ2_K, dmin)}; break;
+    case DType::Q3_K: halves = {offsetof(BlockQ3_K, d)}; break;
+    case DType::Q4_K: halves = {offsetof(BlockQ4_K, d), offsetof(BlockQ4_K, dmin)}; break;
+    case DType::Q5_K: halves = {offsetof(BlockQ5_K, d), offsetof(BlockQ5_K, dmin)}; break;
+    case DType::Q6_K: halves = {offsetof(BlockQ6_K, d)}; break;
+    default: halves = {0}; break;  // Q4_0, Q8_0, Q5_0, IQ4_NL, IQ4_XS: d first
+  }
+  for (uint8_t fill : {uint8_t(0x00), uint8_t(0xFF), uint8_t(0x80), uint8_t(0x7F)}) {
+    for (int64_t r = 0; r < rows; ++r) {
+      uint8_t* row = w.bytes.data() + size_t(r) * w.row_stride;
+      for (int64_t b = 0; b < cols / dtype_traits(type()).block_size; ++b) {
+        uint8_t* blk = row + size_t(b) * block_bytes;
+        std::memset(blk, fill, block_bytes);
+        const fp16_t h = f32_to_fp16(r % 2 ? 0.0625f : -0.03125f);
+        for (size_t off : halves) std::memcpy(blk + off, &h, 2);
+      }
+      std::vector<float> deq(static_cast<size_t>(cols));
+      dequantize_row(type(), row, deq.data(), size_t(cols));
+      for (int64_t c = 0; c < cols; ++c) w.values[size_t(r * cols + c)] = deq[size_t(c)];
+    }
+    const auto packed = pack_for_decode(pool(2), w.view());
+    WeightView view = w.view();
+    view.packed = packed.get();
+    for (float sign : {1.0f, -1.0f, 0.0f}) {  // 0: alternating
+      const int64_t m = 3;
+      std::vector<float> x(size_t(m * cols));
+      for (size_t k = 0; k < x.size(); ++k) x[k] = sign != 0 ? sign : (k % 2 ? 1.0f : -1.0f);
+      const std::vector<float> grid = int8_grid(x, m, cols, cols);
+      const auto ref = testing::reference_matmul(w, grid.data(), m, cols);
+      const auto scale = testing::error_scale(w, grid.data(), m, cols);
+      std::vector<float> y(size_t(m * rows));
+      detail::matmul_with(isa(), GemmPrecision::kBf16Activations, pool(1), view, x.data(), m, cols, y.data(), rows);
+      for (size_t k = 0; k < y.size(); ++k)
+        ASSERT_LE(std::fabs(double(y[k]) - ref[k]), 1e-5 * (scale[k] + 1e-30))
+            << "fill 0x" << std::hex << int(fill) << std::dec << " sign " << sign << " y[" << k << "] = " << y[k] << ", want " << ref[k];
+    }
+  }
+}
+
 TEST_P(PackedDecode, NanInActivationsPropagatesToItsRowOnly) {
-  const int64_t cols = dtype_traits(GetParam()).block_size * 3;
-  const TestWeight w = testing::make_weight(GetParam(), 40, cols, 11);
+  const int64_t cols = dtype_traits(type()).block_size * 3;
+  const TestWeight w = testing::make_weight(type(), 40, cols, 11);
   const auto packed = pack_for_decode(pool(2), w.view());
   WeightView view = w.view();
   view.packed = packed.get();
@@ -311,7 +370,7 @@ TEST_P(PackedDecode, NanInActivationsPropagatesToItsRowOnly) {
     const int64_t bad = m / 2;
     x[size_t(bad * cols + 37)] = std::numeric_limits<float>::quiet_NaN();
     std::vector<float> y(size_t(m * 40));
-    detail::matmul_with(MatmulIsa::kAvx512, GemmPrecision::kBf16Activations, pool(2), view, x.data(), m, cols, y.data(), 40);
+    detail::matmul_with(isa(), GemmPrecision::kBf16Activations, pool(2), view, x.data(), m, cols, y.data(), 40);
     for (int64_t i = 0; i < m; ++i)
       for (int64_t r = 0; r < 40; ++r) {
         const float v = y[size_t(i * 40 + r)];
@@ -338,7 +397,7 @@ TEST(MatmulGroup, EveryTargetBitwiseAsItsOwnMatmul) {
       std::vector<std::unique_ptr<PackedWeight>> packs;
       for (int64_t rows : row_counts) {
         ws.push_back(testing::make_weight(type, rows, cols, uint32_t(rows * 7 + int(type)), rows % 2 ? 4 : 0));
-        packs.push_back(isa == MatmulIsa::kAvx512 && can_pack_for_decode(type) ? pack_for_decode(pool(2), ws.back().view())
+        packs.push_back(isa != MatmulIsa::kPortable && can_pack_for_decode(type) ? pack_for_decode(pool(2), ws.back().view())
                                                                                : nullptr);
       }
       for (int mix = 0; mix < (packs[0] ? 2 : 1); ++mix)
@@ -403,13 +462,15 @@ TEST_P(MatmulTest, WeightedRowSumMatchesReference) {
       }
 }
 
-INSTANTIATE_TEST_SUITE_P(QuantizedTypes, PackedDecode, ::testing::Values(DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
-                                                           DType::IQ4_NL, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
-
 std::string param_name(const ::testing::TestParamInfo<std::tuple<DType, MatmulIsa>>& info) {
   return std::string(dtype_name(std::get<0>(info.param))) + "_" + detail::isa_name(std::get<1>(info.param));
 }
+
+constexpr DType kPackedTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL,
+                                  DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS};
+constexpr MatmulIsa kInt8Isas[] = {MatmulIsa::kAvx2, MatmulIsa::kAvx512};
+INSTANTIATE_TEST_SUITE_P(QuantizedTypes, PackedDecode,
+                         ::testing::Combine(::testing::ValuesIn(kPackedTypes), ::testing::ValuesIn(kInt8Isas)), param_name);
 
 INSTANTIATE_TEST_SUITE_P(AllIsas, DequantizedTypes,
                          ::testing::Combine(::testing::ValuesIn(kDequantizedTypes), ::testing::ValuesIn(kIsas)), param_name);

@@ -34,10 +34,15 @@ bool isa_available(MatmulIsa isa) {
 
 bool bf16_gemm_available() { return isa_available(MatmulIsa::kAvx512) && cpu_features().avx512bf16; }
 
-bool packed_decode_available() { return isa_available(MatmulIsa::kAvx512) && cpu_features().avx512vnni; }
+bool packed_decode_available() { return isa_available(MatmulIsa::kAvx2); }
 
 extern const PackedDecodeKernels kAvx512VnniPacked;
-const PackedDecodeKernels& avx512_vnni_packed() { return kAvx512VnniPacked; }
+extern const PackedDecodeKernels kAvx2Packed;
+// The AVX-512 path decodes with vpdpbusd where VNNI exists; else (and on the AVX2 path) the
+// AVX2 kernels read the same packed layout.
+const PackedDecodeKernels& packed_kernels(MatmulIsa isa) {
+  return isa == MatmulIsa::kAvx512 && cpu_features().avx512vnni ? kAvx512VnniPacked : kAvx2Packed;
+}
 
 MatmulIsa best_isa() {
   static const MatmulIsa isa = [] {
@@ -66,7 +71,7 @@ void dequantize_range(const WeightView& w, int64_t row, int64_t k0, int64_t n, f
 
 // Whether matmul_with would take the packed int8 decode path for this view.
 bool takes_packed(MatmulIsa isa, const WeightView& w) {
-  return w.packed && isa == MatmulIsa::kAvx512 && packed_decode_available() &&
+  return w.packed && isa != MatmulIsa::kPortable && isa_available(isa) && packed_decode_available() &&
          w.packed_row0 % PackedWeight::kRows == 0 && w.packed_row0 + w.rows <= w.packed->rows;
 }
 
@@ -91,14 +96,14 @@ void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const
   }
   if (m <= kGemvMaxM) {
     if (packed) {
-      run_packed_gemv(pool, args);
+      run_packed_gemv(pool, args, packed_kernels(isa));
       return;
     }
     run_gemv(pool, args, kernels.gemv[t]);
     return;
   }
   if (packed && precision != GemmPrecision::kFp32) {
-    run_packed_gemm(pool, args);
+    run_packed_gemm(pool, args, packed_kernels(isa));
     return;
   }
   if (precision == GemmPrecision::kBf16Activations && m >= kBf16MinRows && isa == MatmulIsa::kAvx512 &&
@@ -135,7 +140,7 @@ void matmul_group_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool,
     fns[i] = packed ? nullptr : kernels.gemv[weight_type_index(targets[i].w.type)];
   }
   const std::span<const MatmulArgs> all(args, targets.size());
-  if (packed) return run_packed_gemv_group(pool, all);
+  if (packed) return run_packed_gemv_group(pool, all, packed_kernels(isa));
   run_gemv_group(pool, all, fns);
 }
 

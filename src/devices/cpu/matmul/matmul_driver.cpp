@@ -78,10 +78,11 @@ void run_gemv_dequantized(ThreadPool& pool, const MatmulArgs& a, GemvFn f32_gemv
   });
 }
 
-void run_packed_gemv(ThreadPool& pool, const MatmulArgs& a) { run_packed_gemv_group(pool, {&a, 1}); }
+void run_packed_gemv(ThreadPool& pool, const MatmulArgs& a, const PackedDecodeKernels& k) {
+  run_packed_gemv_group(pool, {&a, 1}, k);
+}
 
-void run_packed_gemv_group(ThreadPool& pool, std::span<const MatmulArgs> targets) {
-  const PackedDecodeKernels& k = avx512_vnni_packed();
+void run_packed_gemv_group(ThreadPool& pool, std::span<const MatmulArgs> targets, const PackedDecodeKernels& k) {
   const MatmulArgs& a = targets[0];
   // The caller quantizes the activations once (a few microseconds for m = 1) and the threads share
   // them; the pool's start is the barrier.
@@ -106,9 +107,8 @@ void run_packed_gemv_group(ThreadPool& pool, std::span<const MatmulArgs> targets
               [&](size_t t, int64_t b, int64_t e) { fn(args[t], b, e); });
 }
 
-void run_packed_gemm(ThreadPool& pool, const MatmulArgs& a) {
+void run_packed_gemm(ThreadPool& pool, const MatmulArgs& a, const PackedDecodeKernels& k) {
   const PackedWeight& w = *a.w.packed;
-  const PackedDecodeKernels& k = avx512_vnni_packed();
   const int64_t blocks = a.w.cols / 32;
   const size_t q_bytes = size_t(a.m * a.w.cols), s_bytes = size_t(a.m * blocks) * 4;
   char* scratch = static_cast<char*>(thread_scratch(kScratchQuantX, q_bytes + 3 * s_bytes + 64));

@@ -133,23 +133,23 @@ struct PackedDecodeKernels {
 };
 // The kernel of k for a packed weight's type (defined in the driver: baseline flags).
 PackedKernelFn packed_kernel_for(const PackedDecodeKernels& k, DType t);
-bool packed_decode_available();  // AVX-512 path usable and AVX512-VNNI present
-const PackedDecodeKernels& avx512_vnni_packed();
+bool packed_decode_available();  // an int8 kernel table exists for this CPU (AVX2 or better)
+const PackedDecodeKernels& packed_kernels(MatmulIsa isa);  // isa: kAvx512 or kAvx2, available
 
 void run_gemv(ThreadPool& pool, const MatmulArgs& a, GemvFn fn);
 // Decode on a type without a decode kernel: each thread dequantizes tiles of a few rows into fp32
 // and runs the ISA's f32 kernel `f32_gemv` on them.
 void run_gemv_dequantized(ThreadPool& pool, const MatmulArgs& a, GemvFn f32_gemv);
-void run_packed_gemv(ThreadPool& pool, const MatmulArgs& a);
+void run_packed_gemv(ThreadPool& pool, const MatmulArgs& a, const PackedDecodeKernels& k);
 // Several decode matmuls over the same activations as one job (matmul_group): the rows of every
 // target in one sequence of chunks. run_gemv_group: fns[i] computes targets[i] (at most
 // kMaxGroup targets). run_packed_gemv_group: every target packed, of one type and one cols.
 constexpr size_t kMaxGroup = 8;
 void run_gemv_group(ThreadPool& pool, std::span<const MatmulArgs> targets, const GemvFn* fns);
-void run_packed_gemv_group(ThreadPool& pool, std::span<const MatmulArgs> targets);
+void run_packed_gemv_group(ThreadPool& pool, std::span<const MatmulArgs> targets, const PackedDecodeKernels& k);
 // Prefill on packed weights: the decode kernels over tiles of kGemvMaxM activation rows, the
 // weights walked in L2-sized chunks of groups.
-void run_packed_gemm(ThreadPool& pool, const MatmulArgs& a);
+void run_packed_gemm(ThreadPool& pool, const MatmulArgs& a, const PackedDecodeKernels& k);
 void run_gemm(ThreadPool& pool, const MatmulArgs& a, const GemmKernels& k);
 
 // Runs the multiplication on an explicit path; the ISA must be available. Precision kBf16Activations

@@ -1,0 +1,381 @@
+// The AVX2 decode path on packed weights (packed_weight.h), for x86-64 CPUs without AVX-512 VNNI:
+// the same packed layout and int8 activations as gemv_int8_*_avx512.cpp, each 16-row group taken
+// as two halves of 8 rows (a 64-byte line of the layout is two ymm: rows 0..7, then 8..15).
+//
+// Without vpdpbusd the u8 x s8 products go through vpmaddubsw (pairs summed into int16, which
+// saturates) and vpmaddwd (pairs of those into int32). What keeps the int16 stage exact:
+//   - codes <= 31 (two- to five-bit types): four vpmaddubsw outputs summed in int16 stay under
+//     2^15 (4 x 2 x 31 x 127 = 31496), so a half-block costs four vpmaddubsw and one vpmaddwd;
+//   - Q6_K's codes 0..63 (its bytes - 96): two at a time (2 x 2 x 63 x 127 = 32004);
+//   - signed values (Q8_0's bytes XOR 0x80, the IQ4 levels): |w| x |x| through vpsignb, one
+//     vpmaddwd each (2 x 128 x 127 = 32512).
+// So no high nibble is kept as 16 x nibble here (240 x 127 x 2 would saturate): both halves are
+// shifted down. The scaling of each type is the AVX-512 kernels', over 8 lanes.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/quant.h"
+#include "devices/cpu/matmul/matmul_internal.h"
+#include "devices/cpu/matmul/packed_weight.h"
+#include "devices/cpu/matmul/simd_avx2.h"
+
+namespace tandem::cpu::detail {
+namespace {
+
+constexpr int kPrefetchBytes = 4096;  // as the AVX-512 kernels' (measured there)
+
+inline int32_t hsum_epi32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  return _mm_cvtsi128_si32(s);
+}
+
+// m rows of activations -> int8 per 32 columns, rounded exactly as the AVX-512 path rounds
+// (fp32 x * (127 / amax), to nearest even), non-finite blocks poisoned the same way.
+void quantize_rows(const float* x, int64_t ldx, int64_t m, int64_t cols, int8_t* q, float* d, int32_t* sums,
+                   int32_t* sums_lo) {
+  const int64_t blocks = cols / 32;
+  const __m256 sign = _mm256_set1_ps(-0.0f), big = _mm256_set1_ps(3.4e38f);
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  for (int64_t i = 0; i < m; ++i) {
+    const float* xi = x + i * ldx;
+    for (int64_t b = 0; b < blocks; ++b) {
+      __m256 v[4], a[4];
+      bool finite = true;
+      for (int k = 0; k < 4; ++k) {
+        v[k] = _mm256_loadu_ps(xi + b * 32 + k * 8);
+        a[k] = _mm256_andnot_ps(sign, v[k]);
+        finite &= _mm256_movemask_ps(_mm256_cmp_ps(a[k], big, _CMP_LE_OQ)) == 0xff;  // false for NaN
+      }
+      const __m256 mx = _mm256_max_ps(_mm256_max_ps(a[0], a[1]), _mm256_max_ps(a[2], a[3]));
+      __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+      m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+      m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
+      const float amax = _mm_cvtss_f32(m4);
+      const float scale = amax / 127.0f;
+      const __m256 inv = _mm256_set1_ps(scale > 0 && finite ? 127.0f / amax : 0.0f);
+      __m256i qk[4];
+      for (int k = 0; k < 4; ++k) qk[k] = finite ? _mm256_cvtps_epi32(_mm256_mul_ps(v[k], inv)) : _mm256_setzero_si256();
+      // |q| <= 127: the saturating packs are exact; they interleave dwords, `order` undoes it.
+      const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(qk[0], qk[1]), _mm256_packs_epi32(qk[2], qk[3]));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + i * cols + b * 32), _mm256_permutevar8x32_epi32(p, order));
+      const __m256i lo = _mm256_add_epi32(qk[0], qk[1]);
+      sums_lo[i * blocks + b] = hsum_epi32(lo);
+      sums[i * blocks + b] = hsum_epi32(_mm256_add_epi32(lo, _mm256_add_epi32(qk[2], qk[3])));
+      d[i * blocks + b] = finite ? scale : __builtin_nanf("");
+    }
+  }
+}
+
+inline __m256i bcast(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm256_set1_epi32(v);
+}
+inline __m256i half_line(const uint8_t* qb, int line, int half) {
+  return _mm256_load_si256(reinterpret_cast<const __m256i*>(qb + line * 64 + half * 32));
+}
+inline __m256 f16x8(const uint8_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline __m256 u8x8(const uint8_t* p) {
+  return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+inline __m256 s8x8(const uint8_t* p) {
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+
+// ---- unpacking one half (8 rows) of a block into v[8] (v[0..3]: elements 0..15, v[4..7]: 16..31)
+
+inline void unpack_nibbles(const uint8_t* qb, int half, __m256i (&v)[8]) {
+  const __m256i lo = _mm256_set1_epi8(0x0F);
+  for (int j = 0; j < 4; ++j) {
+    const __m256i w = half_line(qb, j, half);
+    v[j] = _mm256_and_si256(w, lo);
+    v[4 + j] = _mm256_and_si256(_mm256_srli_epi16(w, 4), lo);
+  }
+}
+inline void unpack_two_bits(const uint8_t* qb, int half, __m256i (&v)[8]) {
+  const __m256i three = _mm256_set1_epi8(3);
+  for (int z = 0; z < 2; ++z) {
+    const __m256i w = half_line(qb, z, half);
+    for (int k = 0; k < 4; ++k) v[4 * z + k] = _mm256_and_si256(_mm256_srli_epi16(w, 2 * k), three);
+  }
+}
+// Adds `add` to the bytes whose bit is set in the top-bit masks at `masks` (eight 64-bit masks,
+// bit 4 lane + t; this half's 32 bits are the low or high dword of each).
+inline void add_top_bits(const uint8_t* masks, int half, int add, __m256i (&v)[8]) {
+  const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3,
+                                          3, 3, 3, 3, 3, 3, 3);
+  const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201));
+  const __m256i addend = _mm256_set1_epi8(char(add));
+  for (int j = 0; j < 8; ++j) {
+    int32_t m;
+    std::memcpy(&m, masks + j * 8 + half * 4, 4);
+    // Byte k of the ymm gets byte k/8 of m, then its bit k%8 picked out.
+    const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(m), spread);
+    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit);
+    v[j] = _mm256_add_epi8(v[j], _mm256_and_si256(set, addend));
+  }
+}
+inline void lookup_levels(__m256i (&v)[8]) {  // nibbles -> the signed IQ4 levels
+  const __m256i levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4nlLevels)));
+  for (auto& x : v) x = _mm256_shuffle_epi8(levels, x);
+}
+
+// ---- the integer dot products of the two halves of a block with its 32 int8 activations
+
+struct Dots {
+  __m256i lo, hi;
+};
+inline __m256i ones16() { return _mm256_set1_epi16(1); }
+inline __m256i small4(const __m256i* v, const int8_t* xq) {  // codes <= 31
+  __m256i s = _mm256_add_epi16(_mm256_maddubs_epi16(v[0], bcast(xq)), _mm256_maddubs_epi16(v[1], bcast(xq + 4)));
+  s = _mm256_add_epi16(s, _mm256_add_epi16(_mm256_maddubs_epi16(v[2], bcast(xq + 8)), _mm256_maddubs_epi16(v[3], bcast(xq + 12))));
+  return _mm256_madd_epi16(s, ones16());
+}
+inline __m256i pairs4(const __m256i* v, const int8_t* xq) {  // codes <= 63
+  const __m256i a = _mm256_add_epi16(_mm256_maddubs_epi16(v[0], bcast(xq)), _mm256_maddubs_epi16(v[1], bcast(xq + 4)));
+  const __m256i b = _mm256_add_epi16(_mm256_maddubs_epi16(v[2], bcast(xq + 8)), _mm256_maddubs_epi16(v[3], bcast(xq + 12)));
+  return _mm256_add_epi32(_mm256_madd_epi16(a, ones16()), _mm256_madd_epi16(b, ones16()));
+}
+inline __m256i signed4(const __m256i* v, const int8_t* xq) {  // signed values
+  __m256i s = _mm256_setzero_si256();
+  for (int j = 0; j < 4; ++j) {
+    const __m256i p = _mm256_maddubs_epi16(_mm256_abs_epi8(v[j]), _mm256_sign_epi8(bcast(xq + 4 * j), v[j]));
+    s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones16()));
+  }
+  return s;
+}
+template <__m256i (*Dot4)(const __m256i*, const int8_t*)>
+inline Dots dots(const __m256i (&v)[8], const int8_t* xq) {
+  return {Dot4(v, xq), Dot4(v + 4, xq + 16)};
+}
+
+// ---- the types: unpack a half-block and its scales, then add each activation row's share
+
+// Where a kernel reads: the group's blocks, their metadata, the super-block values (bytes).
+struct Block {
+  const uint8_t* qb;
+  const uint8_t* meta;   // this block's metadata
+  const uint8_t* super;  // the group's super-block region
+  int64_t b, supers;
+  int half;
+  __m128i super_f16(int k) const {  // value k (d, dmin) of this block's super-block, 8 lanes
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(super + (size_t(k) * size_t(supers) + size_t(b / 8)) * 32 + half * 16));
+  }
+  __m256 super_f32(int k) const { return _mm256_cvtph_ps(super_f16(k)); }
+};
+struct Row {
+  const int8_t* xq;
+  int32_t xs, xs_lo;
+  float xd;
+};
+
+// value d (q - kOffset): Q4_0 (nibbles, 8), Q5_0 (five bits, 16); Q8_0 and IQ4_NL signed, 0.
+template <int kCodeBits, int kOffset>
+struct ScaledBlock32 {
+  struct S {
+    __m256 d;
+  };
+  static S load(const Block& k, __m256i (&v)[8]) {
+    if constexpr (kCodeBits == 8) {
+      for (int j = 0; j < 8; ++j) v[j] = _mm256_xor_si256(half_line(k.qb, j, k.half), _mm256_set1_epi8(char(0x80)));
+    } else {
+      unpack_nibbles(k.qb, k.half, v);
+      if constexpr (kCodeBits == 5) add_top_bits(k.qb + 256, k.half, 16, v);
+      if constexpr (kCodeBits == 0) lookup_levels(v);  // 0: IQ4_NL
+    }
+    return {f16x8(k.meta + k.half * 16)};
+  }
+  static __m256 add(__m256 acc, const __m256i (&v)[8], const S& s, const Row& r) {
+    const Dots d = (kCodeBits == 8 || kCodeBits == 0) ? dots<signed4>(v, r.xq) : dots<small4>(v, r.xq);
+    const __m256i dot = _mm256_sub_epi32(_mm256_add_epi32(d.lo, d.hi), _mm256_set1_epi32(kOffset * r.xs));
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(s.d, _mm256_set1_ps(r.xd)), acc);
+  }
+};
+using Q4_0 = ScaledBlock32<4, 8>;
+using Q5_0 = ScaledBlock32<5, 16>;
+using Q8_0 = ScaledBlock32<8, 0>;
+using IQ4_NL = ScaledBlock32<0, 0>;
+
+// value d q + m: Q4_1, Q5_1.
+template <int kCodeBits>
+struct MinBlock32 {
+  struct S {
+    __m256 d, m;
+  };
+  static S load(const Block& k, __m256i (&v)[8]) {
+    unpack_nibbles(k.qb, k.half, v);
+    if constexpr (kCodeBits == 5) add_top_bits(k.qb + 256, k.half, 16, v);
+    return {f16x8(k.meta + k.half * 16), f16x8(k.meta + 32 + k.half * 16)};
+  }
+  static __m256 add(__m256 acc, const __m256i (&v)[8], const S& s, const Row& r) {
+    const Dots d = dots<small4>(v, r.xq);
+    const __m256 t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(d.lo, d.hi)), s.d, _mm256_mul_ps(s.m, _mm256_set1_ps(float(r.xs))));
+    return _mm256_fmadd_ps(t, _mm256_set1_ps(r.xd), acc);
+  }
+};
+using Q4_1 = MinBlock32<4>;
+using Q5_1 = MinBlock32<5>;
+
+// Q4_K / Q5_K: d sc q - dmin m.
+template <int kCodeBits>
+struct KBlock {
+  struct S {
+    __m256 scale, min;
+  };
+  static S load(const Block& k, __m256i (&v)[8]) {
+    unpack_nibbles(k.qb, k.half, v);
+    if constexpr (kCodeBits == 5) add_top_bits(k.qb + 256, k.half, 16, v);
+    return {_mm256_mul_ps(k.super_f32(0), u8x8(k.meta + k.half * 8)), _mm256_mul_ps(k.super_f32(1), u8x8(k.meta + 16 + k.half * 8))};
+  }
+  static __m256 add(__m256 acc, const __m256i (&v)[8], const S& s, const Row& r) {
+    const Dots d = dots<small4>(v, r.xq);
+    const __m256 t = _mm256_fmsub_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(d.lo, d.hi)), s.scale, _mm256_mul_ps(s.min, _mm256_set1_ps(float(r.xs))));
+    return _mm256_fmadd_ps(t, _mm256_set1_ps(r.xd), acc);
+  }
+};
+using Q4_K = KBlock<4>;
+using Q5_K = KBlock<5>;
+
+// Q3_K (three bits, value q - 4) and Q6_K (bytes - 96 = q, value q - 32): int8 scales per half.
+template <int kCodeBits>
+struct HalfScaledBlock {
+  static constexpr int kOffset = kCodeBits == 3 ? 4 : 32;
+  struct S {
+    __m256 sc0, sc1, d;
+  };
+  static S load(const Block& k, __m256i (&v)[8]) {
+    if constexpr (kCodeBits == 3) {
+      unpack_two_bits(k.qb, k.half, v);
+      add_top_bits(k.qb + 128, k.half, 4, v);
+    } else {
+      for (int j = 0; j < 8; ++j) v[j] = _mm256_sub_epi8(half_line(k.qb, j, k.half), _mm256_set1_epi8(96));
+    }
+    return {s8x8(k.meta + k.half * 8), s8x8(k.meta + 16 + k.half * 8), k.super_f32(0)};
+  }
+  static __m256 add(__m256 acc, const __m256i (&v)[8], const S& s, const Row& r) {
+    const Dots d = kCodeBits == 3 ? dots<small4>(v, r.xq) : dots<pairs4>(v, r.xq);
+    const __m256i lo = _mm256_sub_epi32(d.lo, _mm256_set1_epi32(kOffset * r.xs_lo));
+    const __m256i hi = _mm256_sub_epi32(d.hi, _mm256_set1_epi32(kOffset * (r.xs - r.xs_lo)));
+    const __m256 t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hi), s.sc1, _mm256_mul_ps(_mm256_cvtepi32_ps(lo), s.sc0));
+    return _mm256_fmadd_ps(t, _mm256_mul_ps(s.d, _mm256_set1_ps(r.xd)), acc);
+  }
+};
+using Q3_K = HalfScaledBlock<3>;
+using Q6_K = HalfScaledBlock<8>;
+
+// Q2_K: d sc q - dmin m per half.
+struct Q2_K {
+  struct S {
+    __m256 s0, s1, n0, n1;
+  };
+  static S load(const Block& k, __m256i (&v)[8]) {
+    unpack_two_bits(k.qb, k.half, v);
+    const __m256 d = k.super_f32(0), dmin = k.super_f32(1);
+    const uint8_t* m = k.meta + k.half * 8;
+    return {_mm256_mul_ps(d, u8x8(m)), _mm256_mul_ps(d, u8x8(m + 16)), _mm256_mul_ps(dmin, u8x8(m + 32)),
+            _mm256_mul_ps(dmin, u8x8(m + 48))};
+  }
+  static __m256 add(__m256 acc, const __m256i (&v)[8], const S& s, const Row& r) {
+    const Dots d = dots<small4>(v, r.xq);
+    __m256 t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d.hi), s.s1, _mm256_mul_ps(_mm256_cvtepi32_ps(d.lo), s.s0));
+    t = _mm256_fnmadd_ps(s.n0, _mm256_set1_ps(float(r.xs_lo)), t);
+    t = _mm256_fnmadd_ps(s.n1, _mm256_set1_ps(float(r.xs - r.xs_lo)), t);
+    return _mm256_fmadd_ps(t, _mm256_set1_ps(r.xd), acc);
+  }
+};
+
+// IQ4_XS: signed levels, d sc per block.
+struct IQ4_XS {
+  struct S {
+    __m256 scale;
+  };
+  static S load(const Block& k, __m256i (&v)[8]) {
+    unpack_nibbles(k.qb, k.half, v);
+    lookup_levels(v);
+    return {_mm256_mul_ps(k.super_f32(0), s8x8(k.meta + k.half * 8))};
+  }
+  static __m256 add(__m256 acc, const __m256i (&v)[8], const S& s, const Row& r) {
+    const Dots d = dots<signed4>(v, r.xq);
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(d.lo, d.hi)), _mm256_mul_ps(s.scale, _mm256_set1_ps(r.xd)), acc);
+  }
+};
+
+// Every type's kernel: per group, per half of 8 rows, the blocks in order. The second half
+// reads the lines the first brought in (a group is one L2-resident run); only the first
+// prefetches.
+template <class T, int M>
+void groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
+  const PackedWeight& w = *a.w;
+  const int64_t blocks = w.blocks;
+  const int lines = int(w.qs_bytes_per_block / 64);
+  for (int64_t g = g_begin; g < g_end; ++g) {
+    const uint8_t* qs = w.qs(a.group0 + g);
+    const uint8_t* meta = w.block_meta(a.group0 + g);
+    const uint8_t* super = reinterpret_cast<const uint8_t*>(w.super_meta(a.group0 + g));
+    for (int half = 0; half < 2; ++half) {
+      const int64_t valid = a.rows - g * PackedWeight::kRows - half * 8;
+      if (valid <= 0) break;
+      __m256 acc[M];
+      for (int i = 0; i < M; ++i) acc[i] = _mm256_setzero_ps();
+      for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* qb = qs + size_t(b) * w.qs_bytes_per_block;
+        if (half == 0)
+          for (int l = 0; l < lines; ++l) _mm_prefetch(reinterpret_cast<const char*>(qb + l * 64) + kPrefetchBytes, _MM_HINT_T0);
+        const Block k{qb, meta + size_t(b) * w.meta_bytes_per_block, super, b, blocks / 8, half};
+        __m256i v[8];
+        const typename T::S s = T::load(k, v);
+        for (int i = 0; i < M; ++i) {
+          const Row r{a.xq + i * a.xq_stride + b * 32, a.xs[i * blocks + b], a.xs_lo[i * blocks + b], a.xd[i * blocks + b]};
+          acc[i] = T::add(acc[i], v, s, r);
+        }
+      }
+      const __m256i mask = first_lanes8(valid);
+      for (int i = 0; i < M; ++i) _mm256_maskstore_ps(a.y + i * a.ldy + g * PackedWeight::kRows + half * 8, mask, acc[i]);
+    }
+  }
+}
+
+// m <= 8 rows: up to 4 at once (sixteen ymm registers: eight for the block, the rest for sums),
+// more as several passes over the weights (prefill tiles; the second pass hits cache).
+template <class T>
+void gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1) {
+  for (int64_t i0 = 0; i0 < a.m; i0 += 4) {
+    PackedGemvArgs p = a;
+    const int64_t blocks = a.w->blocks;
+    p.m = std::min<int64_t>(4, a.m - i0);
+    p.xq = a.xq + i0 * a.xq_stride;
+    p.xd = a.xd + i0 * blocks;
+    p.xs = a.xs + i0 * blocks;
+    p.xs_lo = a.xs_lo + i0 * blocks;
+    p.y = a.y + i0 * a.ldy;
+    switch (p.m) {
+      case 1: groups<T, 1>(p, g0, g1); break;
+      case 2: groups<T, 2>(p, g0, g1); break;
+      case 3: groups<T, 3>(p, g0, g1); break;
+      default: groups<T, 4>(p, g0, g1); break;
+    }
+  }
+}
+
+}  // namespace
+
+extern const PackedDecodeKernels kAvx2Packed;
+const PackedDecodeKernels kAvx2Packed = {quantize_rows,
+                                         {{DType::Q4_0, gemv<Q4_0>},
+                                          {DType::Q8_0, gemv<Q8_0>},
+                                          {DType::Q4_1, gemv<Q4_1>},
+                                          {DType::Q5_0, gemv<Q5_0>},
+                                          {DType::Q5_1, gemv<Q5_1>},
+                                          {DType::IQ4_NL, gemv<IQ4_NL>},
+                                          {DType::Q2_K, gemv<Q2_K>},
+                                          {DType::Q3_K, gemv<Q3_K>},
+                                          {DType::Q4_K, gemv<Q4_K>},
+                                          {DType::Q5_K, gemv<Q5_K>},
+                                          {DType::Q6_K, gemv<Q6_K>},
+                                          {DType::IQ4_XS, gemv<IQ4_XS>}}};
+
+}  // namespace tandem::cpu::detail
