@@ -6,7 +6,7 @@
 // saturates) and vpmaddwd (pairs of those into int32). What keeps the int16 stage exact:
 //   - codes <= 31 (two- to five-bit types): four vpmaddubsw outputs summed in int16 stay under
 //     2^15 (4 x 2 x 31 x 127 = 31496), so a half-block costs four vpmaddubsw and one vpmaddwd;
-//   - Q6_K's codes 0..63 (its bytes - 96): two at a time (2 x 2 x 63 x 127 = 32004);
+//   - Q6_K's six-bit codes 0..63: two at a time (2 x 2 x 63 x 127 = 32004);
 //   - signed values (Q8_0's bytes XOR 0x80, the IQ4 levels): |w| x |x| through vpsignb, one
 //     vpmaddwd each (2 x 128 x 127 = 32512).
 // So no high nibble is kept as 16 x nibble here (240 x 127 x 2 would saturate): both halves are
@@ -117,6 +117,15 @@ inline void add_top_bits(const uint8_t* masks, int half, int add, __m256i (&v)[8
     const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(m), spread);
     const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit);
     v[j] = _mm256_add_epi8(v[j], _mm256_and_si256(set, addend));
+  }
+}
+// Six-bit quants: the top two bits, two-bit fields after the nibbles (lines 4 and 5), to bits 4-5.
+inline void add_top_two_bits(const uint8_t* qb, int half, __m256i (&v)[8]) {
+  const __m256i top = _mm256_set1_epi8(0x30);
+  for (int z = 0; z < 2; ++z) {
+    const __m256i t = half_line(qb, 4 + z, half);
+    const __m256i high[4] = {_mm256_slli_epi16(t, 4), _mm256_slli_epi16(t, 2), t, _mm256_srli_epi16(t, 2)};
+    for (int k = 0; k < 4; ++k) v[4 * z + k] = _mm256_or_si256(v[4 * z + k], _mm256_and_si256(high[k], top));
   }
 }
 inline void lookup_levels(__m256i (&v)[8]) {  // nibbles -> the signed IQ4 levels
@@ -240,7 +249,7 @@ struct KBlock {
 using Q4_K = KBlock<4>;
 using Q5_K = KBlock<5>;
 
-// Q3_K (three bits, value q - 4) and Q6_K (bytes - 96 = q, value q - 32): int8 scales per half.
+// Q3_K (three bits, value q - 4) and Q6_K (six bits, value q - 32): int8 scales per half.
 template <int kCodeBits>
 struct HalfScaledBlock {
   static constexpr int kOffset = kCodeBits == 3 ? 4 : 32;
@@ -252,7 +261,8 @@ struct HalfScaledBlock {
       unpack_two_bits(k.qb, k.half, v);
       add_top_bits(k.qb + 128, k.half, 4, v);
     } else {
-      for (int j = 0; j < 8; ++j) v[j] = _mm256_sub_epi8(half_line(k.qb, j, k.half), _mm256_set1_epi8(96));
+      unpack_nibbles(k.qb, k.half, v);
+      add_top_two_bits(k.qb, k.half, v);
     }
     return {s8x8(k.meta + k.half * 8), s8x8(k.meta + 16 + k.half * 8), k.super_f32(0)};
   }
@@ -265,7 +275,7 @@ struct HalfScaledBlock {
   }
 };
 using Q3_K = HalfScaledBlock<3>;
-using Q6_K = HalfScaledBlock<8>;
+using Q6_K = HalfScaledBlock<6>;
 
 // Q2_K: d sc q - dmin m per half.
 struct Q2_K {

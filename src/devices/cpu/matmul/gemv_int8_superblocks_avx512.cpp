@@ -119,8 +119,8 @@ void q3_k_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
   }
 }
 
-// Q6_K: each 32-column block as bytes (q - 32) + 128 whose two halves have their own int8
-// scales: the block adds xd d (sc0 (dot0 - 128 sum_lo) + sc1 (dot1 - 128 sum_hi)).
+// Q6_K: six-bit quants (value q - 32) whose two halves have their own int8 scales: the block
+// adds xd d (sc0 (dot0 - 32 sum_lo) + sc1 (dot1 - 32 sum_hi)).
 template <int M>
 void q6_k_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
   const PackedWeight& w = *a.w;
@@ -134,15 +134,15 @@ void q6_k_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
     for (int64_t sb = 0; sb < supers; ++sb) {
       const __m512 d = fp16x16(super + sb * 16);
       for (int64_t b = sb * 8; b < sb * 8 + 8; ++b) {
-        prefetch_block(qs + b * 8, 8);
-        __m512i wq[8];
-        for (int j = 0; j < 8; ++j) wq[j] = _mm512_load_si512(qs + b * 8 + j);
+        prefetch_block(qs + b * 6, 6);
+        __m512i v[8];
+        unpack_six_bits(qs + b * 6, v);
         const __m512 sc0 = s8x16(meta + b * 32), sc1 = s8x16(meta + b * 32 + 16);
         for (int i = 0; i < M; ++i) {
-          HalfDots s = byte_half_dots(wq, a.xq + i * a.xq_stride + b * 32);
+          HalfDots s = byte_half_dots(v, a.xq + i * a.xq_stride + b * 32);
           const int32_t lo = a.xs_lo[i * blocks + b], hi = a.xs[i * blocks + b] - lo;
-          s.lo = _mm512_sub_epi32(s.lo, _mm512_set1_epi32(128 * lo));
-          s.hi = _mm512_sub_epi32(s.hi, _mm512_set1_epi32(128 * hi));
+          s.lo = _mm512_sub_epi32(s.lo, _mm512_set1_epi32(32 * lo));
+          s.hi = _mm512_sub_epi32(s.hi, _mm512_set1_epi32(32 * hi));
           const __m512 t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s.hi), sc1, _mm512_mul_ps(_mm512_cvtepi32_ps(s.lo), sc0));
           acc[i] = _mm512_fmadd_ps(t, _mm512_mul_ps(d, _mm512_set1_ps(a.xd[i * blocks + b])), acc[i]);
         }

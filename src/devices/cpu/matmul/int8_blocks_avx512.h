@@ -116,6 +116,21 @@ inline void unpack_three_bits(const __m512i* qs, __m512i (&v)[8]) {
   for (int j = 0; j < 8; ++j) v[j] = _mm512_mask_add_epi8(v[j], third[j], v[j], four);
 }
 
+// Six-bit quants: the nibbles, then two zmm whose bits 2k, 2k+1 (vector 4z + k, as the two-bit
+// fields) are the top two bits: shifted to bits 4-5 and merged in with one vpternlog each.
+inline void unpack_six_bits(const __m512i* qs, __m512i (&v)[8]) {
+  const __m512i lo_mask = _mm512_set1_epi8(0x0F), top = _mm512_set1_epi8(0x30);
+  const __m512i t0 = _mm512_load_si512(qs + 4), t1 = _mm512_load_si512(qs + 5);
+  const __m512i high[8] = {_mm512_slli_epi16(t0, 4), _mm512_slli_epi16(t0, 2), t0, _mm512_srli_epi16(t0, 2),
+                           _mm512_slli_epi16(t1, 4), _mm512_slli_epi16(t1, 2), t1, _mm512_srli_epi16(t1, 2)};
+  for (int j = 0; j < 4; ++j) {
+    const __m512i w = _mm512_load_si512(qs + j);
+    // low | (high & 0x30): 0xF8 is A | (B & C) over the operands (A, B, C).
+    v[j] = _mm512_ternarylogic_epi32(_mm512_and_si512(w, lo_mask), high[j], top, 0xF8);
+    v[4 + j] = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(w, 4), lo_mask), high[4 + j], top, 0xF8);
+  }
+}
+
 // IQ4 quants: each nibble looked up in the 16 levels + 128 (unsigned, as vpdpbusd wants them);
 // `levels` holds them in each 128-bit lane.
 inline void unpack_levels(const __m512i* qs, __m512i levels, __m512i (&v)[8]) {

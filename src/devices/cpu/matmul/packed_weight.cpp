@@ -59,7 +59,7 @@ struct BlockCodes {
 // What a type keeps per block and super-block (packed_weight.h).
 struct PackedForm {
   // 2 (two-bit fields), 3 (two-bit fields + third-bit masks), 4 (nibbles), 5 (nibbles + fifth-bit
-  // masks) or 8 (bytes)
+  // masks), 6 (nibbles + two-bit fields of the top bits) or 8 (bytes)
   int code_bits;
   int halves, bytes, supers;
 };
@@ -76,7 +76,7 @@ PackedForm form_of(DType t) {
     case DType::Q3_K: return {3, 0, 2, 1};
     case DType::Q4_K: return {4, 0, 2, 2};
     case DType::Q5_K: return {5, 0, 2, 2};
-    case DType::Q6_K: return {8, 0, 2, 1};
+    case DType::Q6_K: return {6, 0, 2, 1};
     case DType::IQ4_XS: return {4, 0, 1, 1};
     default: return {0, 0, 0, 0};
   }
@@ -189,7 +189,7 @@ void codes_of(DType t, const uint8_t* row, int64_t b, BlockCodes& c) {
         const uint8_t lo_byte = blk->ql[half * 64 + l + (quarter & 1) * 32];
         const int lo = quarter < 2 ? lo_byte & 0xF : lo_byte >> 4;
         const int hi = (blk->qh[half * 32 + l] >> (2 * quarter)) & 3;
-        c.q[k] = uint8_t((lo | (hi << 4)) + 96);  // (q - 32) + 128: the unsigned operand vpdpbusd wants
+        c.q[k] = uint8_t(lo | (hi << 4));  // value q - 32
       }
       c.byte[0] = uint8_t(blk->scales[2 * j]);
       c.byte[1] = uint8_t(blk->scales[2 * j + 1]);
@@ -244,6 +244,10 @@ void pack_group_codes(const WeightView& w, const PackedWeight& p, int64_t g, uin
           for (int t = 0; t < 4; ++t)
             qb[(size_t(d) * kR + size_t(lane)) * 4 + size_t(t)] = uint8_t((c.q[4 * d + t] & 15) | (c.q[16 + 4 * d + t] & 15) << 4);
       }
+      if (f.code_bits == 6)  // the top two bits as two-bit fields after the nibbles
+        for (int v = 0; v < 8; ++v)
+          for (int t = 0; t < 4; ++t)
+            qb[256 + size_t(v / 4) * 64 + size_t(lane) * 4 + size_t(t)] |= uint8_t(((c.q[element(v, t)] >> 4) & 3) << (2 * (v % 4)));
       if (f.code_bits == 3 || f.code_bits == 5) {  // the top bit as masks after the low bits
         const int top = f.code_bits - 1;
         uint64_t* masks = reinterpret_cast<uint64_t*>(qb + (f.code_bits == 3 ? 128 : 256));
@@ -317,7 +321,7 @@ std::unique_ptr<PackedWeight> pack_for_decode(ThreadPool& pool, const WeightView
   p->groups = (w.rows + PackedWeight::kRows - 1) / PackedWeight::kRows;
   p->blocks = w.cols / 32;
   const PackedForm f = form_of(w.type);
-  constexpr size_t kQsBytes[] = {0, 0, 128, 192, 256, 320, 0, 0, 512};  // by code bits
+  constexpr size_t kQsBytes[] = {0, 0, 128, 192, 256, 320, 384, 0, 512};  // by code bits
   p->qs_bytes_per_block = kQsBytes[f.code_bits];
   p->meta_bytes_per_block = size_t(f.halves) * 32 + size_t(f.bytes) * 16;
   const size_t raw = size_t(p->blocks) * (p->qs_bytes_per_block + p->meta_bytes_per_block) +

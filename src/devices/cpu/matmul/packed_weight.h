@@ -30,15 +30,16 @@
 //   Q4_K        nibbles; u8 scale then u8 minimum per block; fp16 d then fp16 dmin per super-block
 //               (4.625 bpw against Q4_K's 4.5: its 6-bit scales are spread to bytes)
 //   Q5_K        five-bit quants; as Q4_K otherwise                                   (5.625 bpw)
-//   Q6_K        bytes (q - 32) + 128; int8 scale of the first 16 then of the last 16 columns per
-//               block; fp16 d per super-block (8.6 bpw against 6.56: the quants unpacked once)
+//   Q6_K        six-bit quants (0..63, value q - 32); int8 scale of the first 16 then of the last
+//               16 columns per block; fp16 d per super-block                     (6.56 bpw as Q6_K)
 //   IQ4_XS      nibbles as stored; int8 (scale - 32) per block; fp16 d per super-block (4.31 bpw)
 // Five-bit quants are nibbles (the low four bits, regrouped) followed by eight 64-bit masks: bit
 // (4 lane + t) of mask j is the fifth bit of byte t of lane `lane` of the j-th dword vector --
 // dwords 0..3 of the low nibbles, then 4..7 of the high ones -- so the kernel sets it with one
 // masked byte add per vector. Those 64 bytes follow the block's nibbles (320 bytes a block).
 // Two-bit quants are two zmm: dword vector 4z + k is bits 2k and 2k+1 of each byte of zmm z (one
-// shift and one mask to unpack); three-bit quants add eight masks of their third bit after them.
+// shift and one mask to unpack); three-bit quants add eight masks of their third bit after them;
+// six-bit quants are nibbles followed by the top two bits as two-bit fields (384 bytes a block).
 #pragma once
 
 #include <cstddef>
@@ -61,7 +62,7 @@ struct PackedWeight {
   DType type = DType::Q4_0;  // one of packed_types()
   int64_t rows = 0, cols = 0;
   int64_t groups = 0, blocks = 0;
-  size_t qs_bytes_per_block = 0;    // 128 (two bits), 192 (three), 256 (four), 320 (five), 512 (bytes)
+  size_t qs_bytes_per_block = 0;    // 128, 192, 256, 320, 384 (two to six bits), 512 (bytes)
   size_t meta_bytes_per_block = 0;  // 16 rows' per-block scales (and minimums)
   size_t group_bytes = 0;           // stride between groups
 
