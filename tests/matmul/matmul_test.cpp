@@ -242,6 +242,9 @@ TEST_P(PackedDecode, MatchesReferenceWithinTheInt8Bound) {
   const int64_t block = dtype_traits(type()).block_size;
   for (int64_t cols : {block, 3 * block, int64_t(2048)}) {
     for (int64_t rows : {1, 17, 63, 200}) {
+      // 200 rows (13 groups: several chunks per thread) only at the narrower widths; at 2048 the
+      // case cost most of the suite's sanitizer time and covered nothing the others do not.
+      if (rows == 200 && cols == 2048) continue;
       const TestWeight w = testing::make_weight(type(), rows, cols, uint32_t(rows * 31 + cols), rows % 2 ? 2 : 0);
       const auto packed = pack_for_decode(pool(2), w.view());
       ASSERT_TRUE(packed);
