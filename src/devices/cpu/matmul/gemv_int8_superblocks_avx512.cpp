@@ -86,10 +86,11 @@ void q2_k_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
   }
 }
 
-// Q3_K: three-bit quants (value q - 4) whose halves have their own int8 scales: the block adds
-// xd d (sc0 (dot0 - 4 sum_lo) + sc1 (dot1 - 4 sum_hi)).
-template <int M>
-void q3_k_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
+// Q3_K (three-bit quants, value q - 4) and Q6_K (six-bit, value q - 32): the halves of a block
+// have their own int8 scales, so it adds xd d (sc0 (dot0 - c sum_lo) + sc1 (dot1 - c sum_hi)).
+template <int kCodeBits, int M>
+void half_scaled_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
+  constexpr int kLines = kCodeBits == 3 ? 3 : 6, kOffset = kCodeBits == 3 ? 4 : 32;
   const PackedWeight& w = *a.w;
   const int64_t blocks = w.blocks, supers = blocks / 8;
   for (int64_t g = g_begin; g < g_end; ++g) {
@@ -101,48 +102,19 @@ void q3_k_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
     for (int64_t sb = 0; sb < supers; ++sb) {
       const __m512 d = fp16x16(super + sb * 16);
       for (int64_t b = sb * 8; b < sb * 8 + 8; ++b) {
-        prefetch_block(qs + b * 3, 3);
+        prefetch_block(qs + b * kLines, kLines);
         __m512i v[8];
-        unpack_three_bits(qs + b * 3, v);
-        const __m512 sc0 = s8x16(meta + b * 32), sc1 = s8x16(meta + b * 32 + 16);
-        for (int i = 0; i < M; ++i) {
-          HalfDots s = byte_half_dots(v, a.xq + i * a.xq_stride + b * 32);
-          const int32_t lo = a.xs_lo[i * blocks + b], hi = a.xs[i * blocks + b] - lo;
-          s.lo = _mm512_sub_epi32(s.lo, _mm512_set1_epi32(4 * lo));
-          s.hi = _mm512_sub_epi32(s.hi, _mm512_set1_epi32(4 * hi));
-          const __m512 t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s.hi), sc1, _mm512_mul_ps(_mm512_cvtepi32_ps(s.lo), sc0));
-          acc[i] = _mm512_fmadd_ps(t, _mm512_mul_ps(d, _mm512_set1_ps(a.xd[i * blocks + b])), acc[i]);
+        if constexpr (kCodeBits == 3) {
+          unpack_three_bits(qs + b * kLines, v);
+        } else {
+          unpack_six_bits(qs + b * kLines, v);
         }
-      }
-    }
-    store_group<M>(a, g, acc);
-  }
-}
-
-// Q6_K: six-bit quants (value q - 32) whose two halves have their own int8 scales: the block
-// adds xd d (sc0 (dot0 - 32 sum_lo) + sc1 (dot1 - 32 sum_hi)).
-template <int M>
-void q6_k_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
-  const PackedWeight& w = *a.w;
-  const int64_t blocks = w.blocks, supers = blocks / 8;
-  for (int64_t g = g_begin; g < g_end; ++g) {
-    const __m512i* qs = reinterpret_cast<const __m512i*>(w.qs(a.group0 + g));
-    const uint8_t* meta = w.block_meta(a.group0 + g);
-    const uint16_t* super = w.super_meta(a.group0 + g);
-    __m512 acc[M];
-    for (int i = 0; i < M; ++i) acc[i] = _mm512_setzero_ps();
-    for (int64_t sb = 0; sb < supers; ++sb) {
-      const __m512 d = fp16x16(super + sb * 16);
-      for (int64_t b = sb * 8; b < sb * 8 + 8; ++b) {
-        prefetch_block(qs + b * 6, 6);
-        __m512i v[8];
-        unpack_six_bits(qs + b * 6, v);
         const __m512 sc0 = s8x16(meta + b * 32), sc1 = s8x16(meta + b * 32 + 16);
         for (int i = 0; i < M; ++i) {
           HalfDots s = byte_half_dots(v, a.xq + i * a.xq_stride + b * 32);
           const int32_t lo = a.xs_lo[i * blocks + b], hi = a.xs[i * blocks + b] - lo;
-          s.lo = _mm512_sub_epi32(s.lo, _mm512_set1_epi32(32 * lo));
-          s.hi = _mm512_sub_epi32(s.hi, _mm512_set1_epi32(32 * hi));
+          s.lo = _mm512_sub_epi32(s.lo, _mm512_set1_epi32(kOffset * lo));
+          s.hi = _mm512_sub_epi32(s.hi, _mm512_set1_epi32(kOffset * hi));
           const __m512 t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s.hi), sc1, _mm512_mul_ps(_mm512_cvtepi32_ps(s.lo), sc0));
           acc[i] = _mm512_fmadd_ps(t, _mm512_mul_ps(d, _mm512_set1_ps(a.xd[i * blocks + b])), acc[i]);
         }
@@ -190,7 +162,7 @@ struct Q2_K {
 };
 template <int M>
 struct Q3_K {
-  static void run(const PackedGemvArgs& a, int64_t g0, int64_t g1) { q3_k_groups<M>(a, g0, g1); }
+  static void run(const PackedGemvArgs& a, int64_t g0, int64_t g1) { half_scaled_groups<3, M>(a, g0, g1); }
 };
 template <int M>
 struct Q4_K {
@@ -202,7 +174,7 @@ struct Q5_K {
 };
 template <int M>
 struct Q6_K {
-  static void run(const PackedGemvArgs& a, int64_t g0, int64_t g1) { q6_k_groups<M>(a, g0, g1); }
+  static void run(const PackedGemvArgs& a, int64_t g0, int64_t g1) { half_scaled_groups<6, M>(a, g0, g1); }
 };
 template <int M>
 struct IQ4_XS {
