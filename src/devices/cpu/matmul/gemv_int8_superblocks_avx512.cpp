@@ -130,8 +130,7 @@ template <int M>
 void iq4_xs_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
   const PackedWeight& w = *a.w;
   const int64_t blocks = w.blocks, supers = blocks / 8;
-  const __m512i levels = _mm512_broadcast_i32x4(_mm_add_epi8(
-      _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4nlLevels)), _mm_set1_epi8(char(128))));
+  const __m512i levels = iq4_levels_plus_128();
   for (int64_t g = g_begin; g < g_end; ++g) {
     const __m512i* qs = reinterpret_cast<const __m512i*>(w.qs(a.group0 + g));
     const uint8_t* meta = w.block_meta(a.group0 + g);

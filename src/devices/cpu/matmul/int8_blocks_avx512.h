@@ -10,6 +10,8 @@
 
 #include <immintrin.h>
 
+#include "core/quant.h"
+
 #include "devices/cpu/matmul/matmul_internal.h"
 #include "devices/cpu/matmul/packed_weight.h"
 #include "devices/cpu/matmul/simd_avx512.h"
@@ -129,6 +131,12 @@ inline void unpack_six_bits(const __m512i* qs, __m512i (&v)[8]) {
     v[j] = _mm512_ternarylogic_epi32(_mm512_and_si512(w, lo_mask), high[j], top, 0xF8);
     v[4 + j] = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(w, 4), lo_mask), high[4 + j], top, 0xF8);
   }
+}
+
+// The 16 IQ4 levels + 128 (unsigned, as vpdpbusd wants them) in each 128-bit lane.
+inline __m512i iq4_levels_plus_128() {
+  return _mm512_broadcast_i32x4(
+      _mm_add_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4nlLevels)), _mm_set1_epi8(char(128))));
 }
 
 // IQ4 quants: each nibble looked up in the 16 levels + 128 (unsigned, as vpdpbusd wants them);
