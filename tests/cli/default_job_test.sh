@@ -16,8 +16,10 @@ out=$(cat "$WORK/out.txt")
 for step in 1 2 3 4 5; do check "step $step/5 ran" grep -q "^\[$step/5\]" <<<"$out"; done
 devices=cpu,npu
 if "$TANDEM" devices 2>/dev/null | grep -q "^| opencl"; then devices=opencl,npu; fi
-check "the devices' row: $devices, the plan, equal tokens" \
-  grep -qE "^\| this machine, measured +\| $devices, the solver's plan +\| +[0-9.]+ \| +[0-9.]+ \| equal " <<<"$out"
+# Equal tokens, or tokens that part at a near-tie of the random model with the devices' logits
+# within the fp16 budget of the cpu's fp32 ones there (the default job checks and fails otherwise).
+check "the devices' row: $devices, the plan, equal tokens (or a near-tie)" \
+  grep -qE "^\| this machine, measured +\| $devices, the solver's plan +\| +[0-9.]+ \| +[0-9.]+ \| (equal|tie at [0-9]+) " <<<"$out"
 check "the prediction's row" grep -qE "^\| Snapdragon 8 Gen 3 \(sd8gen3\), predicted +\| gpu,npu, plan \(solved for sd8gen3\) +\| +[1-9][0-9.]* \| +[1-9][0-9.]* \|" <<<"$out"
 check "the placement summary names the plan" grep -q "^plan  *the solver's, for " <<<"$out"
 check "the profile is cached" bash -c "ls '$XDG_CACHE_HOME/tandem/profiles/'*.json >/dev/null"
