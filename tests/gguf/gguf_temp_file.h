@@ -14,8 +14,10 @@ class TempFile {
  public:
   explicit TempFile(const std::string& suffix = ".gguf") {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = ::testing::TempDir() + "tandem_" + info->test_suite_name() + "_" + info->name() + "_" +
-            std::to_string(::getpid()) + suffix;
+    std::string name = std::string(info->test_suite_name()) + "_" + info->name();
+    for (char& c : name)
+      if (c == '/') c = '_';  // parameterized tests' names hold slashes
+    path_ = ::testing::TempDir() + "tandem_" + name + "_" + std::to_string(::getpid()) + suffix;
   }
   ~TempFile() { std::remove(path_.c_str()); }
   TempFile(const TempFile&) = delete;

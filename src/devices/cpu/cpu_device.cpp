@@ -7,6 +7,7 @@
 #include "devices/cpu/attention.h"
 #include "devices/cpu/matmul/matmul.h"
 #include "devices/cpu/ops.h"
+#include "model/gguf/gguf.h"
 
 namespace tandem::devices {
 DeviceCaps CpuDevice::caps() const {
@@ -119,6 +120,10 @@ const cpu::PackedWeight* CpuDevice::packed_for_decode(const Weight& w) {
   if (it == packed_.end()) {
     const cpu::WeightView whole{w.type, w.data, w.rows, w.cols, w.row_bytes()};
     it = packed_.emplace(w.data, cpu::pack_for_decode(pool_, whole, &packed_arena_)).first;
+    // The packed copy serves decode and prefill from now on: the file's bytes of this weight need
+    // not stay resident beside it (they stay readable, for the fp32 oracle and row slices that do
+    // not start on a 16-row group, read back from the page cache when touched).
+    if (it->second) gguf::release_resident(w.data, size_t(w.rows) * w.row_bytes());
   }
   return it->second.get();
 }

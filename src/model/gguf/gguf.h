@@ -80,6 +80,15 @@ enum class Residency { kHugePages, kMap };
 void set_default_residency(Residency r);  // what open() uses from now on
 Residency default_residency();
 
+// The caller keeps its own copy of bytes [p, p + n) of an open file (the cpu device's repacked
+// decode weights) and no longer needs them resident: the whole pages inside go back to the file,
+// so the process's memory holds one copy of each weight instead of two. The bytes stay readable and
+// unchanged; a later touch reads them again from the page cache. Whole pages only: a huge-page
+// copy's pages are replaced by a read-only mapping of the same file offsets; a mapped file's pages
+// are dropped. Nothing happens (0 returned) where p is in no open file, or where the
+// file has changed on disk since it was read. Returns the bytes released.
+size_t release_resident(const void* p, size_t n);
+
 class GgufFile {
  public:
   // Reads (or maps, per default_residency()) and validates a file.
@@ -96,6 +105,8 @@ class GgufFile {
   uint64_t alignment() const { return alignment_; }
   uint64_t data_offset() const { return data_offset_; }  // file offset of the data section
   bool mapped() const { return mapped_; }                // kMap residency (else a copy in memory)
+  // release_resident() for a range of this file's bytes.
+  size_t release(const uint8_t* p, size_t n) const;
   size_t file_size() const { return size_; }
 
   const std::vector<std::pair<std::string, Value>>& metadata() const { return metadata_; }
@@ -119,7 +130,12 @@ class GgufFile {
   const uint8_t* base_ = nullptr;
   size_t size_ = 0;
   bool mapped_ = false;  // true when base_ is our mmap (unmapped in the destructor)
-  bool owned_ = false;   // true when base_ is our huge-page copy (freed in the destructor)
+  bool owned_ = false;   // true when base_ is our huge-page copy (unmapped in the destructor)
+  size_t owned_bytes_ = 0;  // the copy's length, a whole number of huge pages
+  // The file behind a huge-page copy, kept open so released ranges can map it back in place, with
+  // what it was when read (a changed file is never mapped over the copy).
+  int fd_ = -1;
+  int64_t file_mtime_ns_ = 0;
   uint32_t version_ = 0;
   uint64_t alignment_ = 32;
   uint64_t data_offset_ = 0;

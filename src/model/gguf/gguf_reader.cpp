@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "model/gguf/gguf.h"
+#include "model/gguf/gguf_residency.h"
 #include "model/gguf/gguf_value_io.h"
 #include "model/gguf/str_cat.h"
 
@@ -44,19 +45,30 @@ bool fits_in_memory(size_t bytes) {
   return pages > 0 && page > 0 && bytes <= size_t(pages) * size_t(page) / 2;
 }
 
-// Reads the whole file into fresh anonymous memory advised for huge pages; null with `error` set
-// on failure.
-uint8_t* read_into_huge_pages(int fd, size_t size, const std::string& path, std::string& error) {
-  const size_t rounded = (size + kHugePage - 1) / kHugePage * kHugePage;
-  void* p = std::aligned_alloc(kHugePage, rounded);
-  if (!p) {
+// Anonymous memory of `rounded` bytes (a whole number of huge pages) starting on a huge-page
+// boundary, advised for transparent huge pages; null when the kernel refuses. Mapped directly (not
+// malloc'd) so release() can map file pages over parts of it and the destructor unmap it whole.
+uint8_t* map_huge_aligned(size_t rounded) {
+  void* p = ::mmap(nullptr, rounded + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  const uintptr_t start = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
+  if (aligned > start) ::munmap(p, aligned - start);  // the unaligned head and tail go back
+  if (start + kHugePage > aligned) ::munmap(reinterpret_cast<void*>(aligned + rounded), start + kHugePage - aligned);
+#ifdef MADV_HUGEPAGE
+  ::madvise(reinterpret_cast<void*>(aligned), rounded, MADV_HUGEPAGE);  // advice: without THP the copy still works
+#endif
+  return reinterpret_cast<uint8_t*>(aligned);
+}
+
+// Reads the whole file into fresh huge-page memory of `rounded` bytes; null with `error` set on
+// failure.
+uint8_t* read_into_huge_pages(int fd, size_t size, size_t rounded, const std::string& path, std::string& error) {
+  uint8_t* dst = map_huge_aligned(rounded);
+  if (!dst) {
     error = str_cat(path, ": read: cannot allocate ", uint64_t(size), " bytes");
     return nullptr;
   }
-#ifdef MADV_HUGEPAGE
-  ::madvise(p, rounded, MADV_HUGEPAGE);  // advice: without THP the copy still works
-#endif
-  uint8_t* dst = static_cast<uint8_t*>(p);
   for (size_t done = 0; done < size;) {
     const ssize_t n = ::pread(fd, dst + done, std::min<size_t>(size - done, size_t(1) << 30), off_t(done));
     if (n < 0 && errno == EINTR) continue;
@@ -64,13 +76,15 @@ uint8_t* read_into_huge_pages(int fd, size_t size, const std::string& path, std:
       error = n == 0 ? str_cat(path, ": read: the file ended at byte ", uint64_t(done), " of ", uint64_t(size),
                                " (changed while reading?)")
                      : str_cat(path, ": read: failed at byte ", uint64_t(done), " (", errno_text(errno), ")");
-      std::free(p);
+      ::munmap(dst, rounded);
       return nullptr;
     }
     done += size_t(n);
   }
   return dst;
 }
+
+int64_t mtime_ns(const struct stat& st) { return int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec; }
 
 }  // namespace
 
@@ -93,10 +107,14 @@ Result<std::shared_ptr<GgufFile>> GgufFile::open(const std::string& path) {
   file->size_ = size_t(st.st_size);
   if (file->size_ > 0 && default_residency() == Residency::kHugePages && fits_in_memory(file->size_)) {
     std::string error;
-    uint8_t* copy = read_into_huge_pages(fd, file->size_, path, error);
+    const size_t rounded = (file->size_ + kHugePage - 1) / kHugePage * kHugePage;
+    uint8_t* copy = read_into_huge_pages(fd, file->size_, rounded, path, error);
     if (!copy) return IoError(error);
     file->base_ = copy;
     file->owned_ = true;
+    file->owned_bytes_ = rounded;
+    file->fd_ = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);  // -1: release() keeps the copy resident
+    file->file_mtime_ns_ = mtime_ns(st);
   } else if (file->size_ > 0) {  // mmap rejects length 0; an empty file fails parse() with a clear message
     // Read-only private mapping: the weights are shared with the page cache, never written.
     void* p = ::mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -105,6 +123,7 @@ Result<std::shared_ptr<GgufFile>> GgufFile::open(const std::string& path) {
     file->mapped_ = true;
   }
   TANDEM_RETURN_IF_ERROR(file->parse());
+  register_open_file(file.get());
   return file;
 }
 
@@ -119,8 +138,10 @@ Result<std::shared_ptr<GgufFile>> GgufFile::from_memory(const uint8_t* data, siz
 }
 
 GgufFile::~GgufFile() {
+  unregister_open_file(this);
   if (mapped_) ::munmap(const_cast<uint8_t*>(base_), size_);
-  if (owned_) std::free(const_cast<uint8_t*>(base_));
+  if (owned_) ::munmap(const_cast<uint8_t*>(base_), owned_bytes_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 void set_default_residency(Residency r) { residency_state().store(r, std::memory_order_relaxed); }
