@@ -59,7 +59,7 @@ std::string mapping_of(const void* p) {
 class Residencies : public ::testing::TestWithParam<Residency> {
  protected:
   void SetUp() override { set_default_residency(GetParam()); }
-  void TearDown() override { set_default_residency(Residency::kHugePages); }
+  void TearDown() override { set_default_residency(Residency::kAuto); }
 };
 
 TEST_P(Residencies, ReleasedBytesStayTheSameAndComeFromTheFile) {
@@ -94,6 +94,26 @@ TEST(GgufResidency, NothingIsReleasedOutsideAnOpenFile) {
   EXPECT_EQ(mine[mine.size() / 2], 7);
 }
 
+// The default maps a file of mostly block-quantized weights (the cpu repacks them) and copies
+// one of float weights into huge pages (decode streams them as stored).
+TEST(GgufResidency, TheDefaultMapsQuantizedFilesAndCopiesFloatOnes) {
+  set_default_residency(Residency::kAuto);
+  TempFile floats(".f32.gguf"), quantized(".q8_0.gguf");
+  write_big_file(floats.path());
+  GgufWriter w;
+  w.add_tensor("norm", {4096}, DType::F32, [](uint8_t* dst, size_t n) { std::memset(dst, 0, n); });
+  w.add_tensor("q", {4096, 64}, DType::Q8_0, [](uint8_t* dst, size_t n) { std::memset(dst, 0, n); });
+  ASSERT_TRUE(w.write(quantized.path()).ok());
+  auto f = GgufFile::open(floats.path());
+  auto q = GgufFile::open(quantized.path());
+  ASSERT_TRUE(f.ok() && q.ok());
+  EXPECT_FALSE((*f)->mapped());
+  EXPECT_EQ(mapping_of((*f)->find_tensor("big")->data), "");
+  EXPECT_TRUE(holds_pattern((*f)->find_tensor("big")->data)) << "the tensors point into the copy";
+  EXPECT_TRUE((*q)->mapped());
+  EXPECT_EQ(mapping_of((*q)->find_tensor("q")->data), quantized.path());
+}
+
 TEST(GgufResidency, AChangedFileKeepsTheCopy) {
   TempFile tmp;
   write_big_file(tmp.path());
@@ -114,6 +134,7 @@ TEST(GgufResidency, AChangedFileKeepsTheCopy) {
   EXPECT_EQ(release_resident(t->data, t->n_bytes), 0u);
   EXPECT_EQ(mapping_of(t->data + t->n_bytes / 2), "");
   EXPECT_TRUE(holds_pattern(t->data));
+  set_default_residency(Residency::kAuto);
 }
 
 TEST(GgufResidency, AClosedFileIsNoLongerLookedUp) {
@@ -128,7 +149,7 @@ TEST(GgufResidency, AClosedFileIsNoLongerLookedUp) {
     data = (*f)->find_tensor("big")->data;
     n = (*f)->find_tensor("big")->n_bytes;
   }
-  set_default_residency(Residency::kHugePages);
+  set_default_residency(Residency::kAuto);
   std::vector<uint8_t> other(n);  // whatever now lives there is not the file's to release
   EXPECT_EQ(release_resident(data, n), 0u);
 }

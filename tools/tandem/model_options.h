@@ -24,8 +24,9 @@ struct ModelOptions {
     sub->add_option("-c,--ctx-size", context, "context length in tokens (0: model's, at most 4096)");
     sub->add_flag_callback(
         "--mmap", [] { gguf::set_default_residency(gguf::Residency::kMap); },
-        "map the model file (lazy, shared with the page cache) instead of reading it into huge pages "
-        "(faster decode; the default up to half the machine's memory; also TANDEM_MMAP=1)");
+        "map the model file (lazy, shared with the page cache) even where its weights are f32/f16/bf16, "
+        "which are otherwise read into huge pages up to half the machine's memory for faster decode "
+        "(quantized files are always mapped: the cpu repacks them); also TANDEM_MMAP=1");
   }
 };
 

@@ -69,14 +69,14 @@ struct TensorInfo {
 
 // How an opened file's bytes are held in memory.
 //   kHugePages: read once into anonymous memory advised for transparent huge pages. Decode streams
-//               every weight once per token; with 4 KiB file pages that walks a page table per
+//               every float weight once per token; with 4 KiB file pages that walks a page table per
 //               4 KiB (550k walks per token for a 2.2 GB model) and measured 10 vs 16.5 tok/s on
 //               BF16 tinyllama-1.1b here. Also immune to the file shrinking under a mapping.
-//   kMap:       mmap of the file: lazy and shared with the page cache (for files near the size of
-//               the machine's memory, and `--mmap`).
-// The default is kHugePages for files up to half the physical memory, kMap above, or kMap
-// whenever TANDEM_MMAP=1.
-enum class Residency { kHugePages, kMap };
+//   kMap:       mmap of the file: lazy and shared with the page cache (`--mmap`, TANDEM_MMAP=1).
+//   kAuto:      the default: kMap for files whose tensor bytes are mostly block-quantized (the cpu
+//               device decodes those from its own repacked copy, so the file's bytes are read once)
+//               or larger than half the physical memory, kHugePages otherwise (f32/f16/bf16).
+enum class Residency { kAuto, kHugePages, kMap };
 void set_default_residency(Residency r);  // what open() uses from now on
 Residency default_residency();
 
@@ -91,7 +91,7 @@ size_t release_resident(const void* p, size_t n);
 
 class GgufFile {
  public:
-  // Reads (or maps, per default_residency()) and validates a file.
+  // Maps (or reads, per default_residency()) and validates a file.
   static Result<std::shared_ptr<GgufFile>> open(const std::string& path);
   // Validates a buffer the caller keeps alive (the fuzz target uses this); name appears in errors.
   static Result<std::shared_ptr<GgufFile>> from_memory(const uint8_t* data, size_t size,
