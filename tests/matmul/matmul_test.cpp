@@ -39,7 +39,7 @@ constexpr DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DT
 constexpr MatmulIsa kIsas[] = {MatmulIsa::kPortable, MatmulIsa::kAvx2, MatmulIsa::kAvx512};
 
 bool bf16_used(MatmulIsa isa, GemmPrecision p, DType t, int64_t m) {
-  return isa == MatmulIsa::kAvx512 && p == GemmPrecision::kBf16Activations && detail::bf16_gemm_available() &&
+  return isa == MatmulIsa::kAvx512 && detail::bf16_gemm_taken(p) && detail::bf16_gemm_available() &&
          m >= kBf16MinRows && m > detail::kGemvMaxM &&
          (t == DType::BF16 || t == DType::F16 || t == DType::Q8_0 || t == DType::Q4_0);
 }
@@ -506,6 +506,33 @@ TEST(MatmulApi, PrecisionCanBeForced) {
   set_gemm_precision(GemmPrecision::kBf16Activations);
   EXPECT_EQ(gemm_precision(), GemmPrecision::kBf16Activations);
   set_gemm_precision(before);
+}
+
+// kFastest runs the bf16 GEMM exactly where this core's measured bf16 dot rate beats its fp32 FMA
+// rate, and the fp32 GEMM elsewhere: bitwise the result of the path it names.
+TEST(MatmulApi, FastestPrefillFollowsTheMeasuredRates) {
+  if (!detail::isa_available(MatmulIsa::kAvx512) || !detail::bf16_gemm_available())
+    GTEST_SKIP() << "no AVX512-BF16: the bf16 GEMM does not exist here";
+  const DotRates& rates = prefill_dot_rates();
+  // One core's rates lie between a slow laptop's and a many-port server's.
+  EXPECT_GT(rates.fp32_fma_macs, 1e9);
+  EXPECT_LT(rates.fp32_fma_macs, 1e12);
+  EXPECT_GT(rates.bf16_dot_macs, 1e9);
+  EXPECT_LT(rates.bf16_dot_macs, 1e12);
+  EXPECT_EQ(bf16_gemm_preferred(), rates.bf16_dot_macs > 1.25 * rates.fp32_fma_macs);
+  for (DType t : {DType::F16, DType::BF16}) {
+    const TestWeight w = testing::make_weight(t, 64, 512, 21);
+    const std::vector<float> x = testing::make_activations(32, 512, 512, 22);
+    auto run = [&](GemmPrecision p) {
+      std::vector<float> y(32 * 64);
+      detail::matmul_with(MatmulIsa::kAvx512, p, pool(2), w.view(), x.data(), 32, 512, y.data(), 64);
+      return y;
+    };
+    const std::vector<float> fastest = run(GemmPrecision::kFastest), bf16 = run(GemmPrecision::kBf16Activations),
+                             fp32 = run(GemmPrecision::kFp32);
+    ASSERT_NE(bf16, fp32) << "the two paths must differ for this check to mean anything";
+    EXPECT_EQ(fastest, bf16_gemm_preferred() ? bf16 : fp32) << dtype_name(t);
+  }
 }
 
 TEST(MatmulApi, DequantizeRowMatchesReference) {

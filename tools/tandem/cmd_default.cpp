@@ -96,7 +96,7 @@ Status run_default_job() {
   std::printf("\n[2/5] tandem run -m %s -p \"...\" -n %d --temp 0   (the cpu, %d threads)\n", path.c_str(), kGenerate, threads);
   TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<Session> cpu_session, Session::create(model, {threads, 256, 256}));
   TANDEM_ASSIGN_OR_RETURN(Generation cpu, generate(*model, *cpu_session, prompt));
-  // The devices compute in fp32; the cpu's prefill GEMM rounds activations to bf16 and its Q4_0 /
+  // The devices compute in fp32; the cpu's prefill GEMM may round activations to bf16 and its Q4_0 /
   // Q8_0 decode to int8 for speed (llama.cpp rounds both to q8_0), which can flip an argmax where
   // a random model's logits nearly tie. The devices' tokens are compared with the cpu's at fp32
   // too, generated here quietly.

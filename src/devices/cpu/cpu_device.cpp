@@ -12,7 +12,8 @@
 namespace tandem::devices {
 DeviceCaps CpuDevice::caps() const {
   DeviceCaps caps{DeviceKind::kCpu, true, true, false,
-                  std::string("matmul isa ") + cpu::matmul_isa() + ", " + std::to_string(pool_.size()) + " threads"};
+                  std::string("matmul isa ") + cpu::matmul_isa() + ", prefill " + cpu::prefill_arithmetic() + ", " +
+                      std::to_string(pool_.size()) + " threads"};
   caps.one_job_projections = true;
   return caps;
 }

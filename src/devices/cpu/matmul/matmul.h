@@ -71,15 +71,33 @@ const char* matmul_isa();
 // Arithmetic of the prefill GEMM (m >= kBf16MinRows) on CPUs with AVX512-BF16.
 //   kFp32:            weights dequantized to fp32, fp32 FMAs (error: fp32 rounding only).
 //   kBf16Activations: activations rounded to bf16 (8-bit mantissa), products summed in fp32 by
-//                     vdpbf16ps: twice the fp32 FMA rate. Q4_0/Q8_0 integer levels and bf16
-//                     weights are exact in bf16 (the fp16 block scale is applied in fp32 per
-//                     32-element block): relative error about 2^-9 of |x|.|w|. F16 weights are
-//                     rounded to bf16 too: about 2^-8 of |x|.|w|.
+//                     vdpbf16ps (32 MACs per instruction against an FMA's 16). Q4_0/Q8_0 integer
+//                     levels and bf16 weights are exact in bf16 (the fp16 block scale is applied
+//                     in fp32 per 32-element block): relative error about 2^-9 of |x|.|w|. F16
+//                     weights are rounded to bf16 too: about 2^-8 of |x|.|w|.
+//   kFastest:         the bf16 GEMM only where this core's bf16 dot products outrun its fp32 FMAs
+//                     (prefill_dot_rates(); AMD Zen 4 yes, Intel Emerald Rapids no: there
+//                     vdpbf16ps issues at a quarter of the FMA rate), else fp32. Packed int8
+//                     weights (DecodePrecision) run their int8 kernels under both reduced modes.
 // Decode (small m) and f32 weights always use fp32.
-// The default is kBf16Activations unless the environment sets TANDEM_MATMUL_PRECISION=fp32.
-enum class GemmPrecision { kFp32, kBf16Activations };
+// The default is kFastest; TANDEM_MATMUL_PRECISION=fp32 forces kFp32 (the oracle), =bf16 forces
+// kBf16Activations (to compare the two on one machine).
+enum class GemmPrecision { kFp32, kBf16Activations, kFastest };
 void set_gemm_precision(GemmPrecision p);
 GemmPrecision gemm_precision();
+
+// Multiply-accumulates per second on one core, measured once (in about a millisecond) the first
+// time they are asked for: fp32 FMAs and bf16 dot products (0 where the CPU lacks AVX512-BF16).
+struct DotRates {
+  double fp32_fma_macs = 0;
+  double bf16_dot_macs = 0;
+};
+const DotRates& prefill_dot_rates();
+// Whether kFastest takes the bf16 GEMM here: bf16 present and its rate over 1.25x the fp32 one
+// (below that the speed would not pay for the rounded activations).
+bool bf16_gemm_preferred();
+// "bf16" or "fp32": what the prefill GEMM of the current gemm_precision() computes in here.
+const char* prefill_arithmetic();
 
 // Arithmetic of Q4_0 / Q8_0 matmuls on AVX-512 VNNI CPUs (decode, m <= 8, and prefill unless the
 // GEMM precision is kFp32):

@@ -34,6 +34,11 @@ bool isa_available(MatmulIsa isa) {
 
 bool bf16_gemm_available() { return isa_available(MatmulIsa::kAvx512) && cpu_features().avx512bf16; }
 
+bool bf16_gemm_taken(GemmPrecision precision) {
+  return precision == GemmPrecision::kBf16Activations ||
+         (precision == GemmPrecision::kFastest && bf16_gemm_preferred());
+}
+
 bool packed_decode_available() { return isa_available(MatmulIsa::kAvx2); }
 
 extern const PackedDecodeKernels kAvx512VnniPacked;
@@ -106,8 +111,7 @@ void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const
     run_packed_gemm(pool, args, packed_kernels(isa));
     return;
   }
-  if (precision == GemmPrecision::kBf16Activations && m >= kBf16MinRows && isa == MatmulIsa::kAvx512 &&
-      bf16_gemm_available()) {
+  if (m >= kBf16MinRows && isa == MatmulIsa::kAvx512 && bf16_gemm_available() && bf16_gemm_taken(precision)) {
     if (const GemmKernels* bf16 = avx512_bf16_gemm(w.type)) {
       run_gemm(pool, args, *bf16);
       return;
@@ -145,12 +149,15 @@ void matmul_group_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool,
 }
 
 namespace {
-bool fp32_forced() {
+bool precision_forced(const char* name) {
   const char* e = std::getenv("TANDEM_MATMUL_PRECISION");
-  return e && std::strcmp(e, "fp32") == 0;
+  return e && std::strcmp(e, name) == 0;
 }
+bool fp32_forced() { return precision_forced("fp32"); }
 std::atomic<GemmPrecision>& precision_state() {
-  static std::atomic<GemmPrecision> p{fp32_forced() ? GemmPrecision::kFp32 : GemmPrecision::kBf16Activations};
+  static std::atomic<GemmPrecision> p{fp32_forced()            ? GemmPrecision::kFp32
+                                      : precision_forced("bf16") ? GemmPrecision::kBf16Activations
+                                                                 : GemmPrecision::kFastest};
   return p;
 }
 std::atomic<DecodePrecision>& decode_precision_state() {
@@ -160,6 +167,13 @@ std::atomic<DecodePrecision>& decode_precision_state() {
 }  // namespace
 
 }  // namespace detail
+
+const char* prefill_arithmetic() {
+  return detail::best_isa() == detail::MatmulIsa::kAvx512 && detail::bf16_gemm_available() &&
+                 detail::bf16_gemm_taken(gemm_precision())
+             ? "bf16"
+             : "fp32";
+}
 
 void set_gemm_precision(GemmPrecision p) { detail::precision_state().store(p, std::memory_order_relaxed); }
 GemmPrecision gemm_precision() { return detail::precision_state().load(std::memory_order_relaxed); }

@@ -23,7 +23,17 @@ enum class MatmulIsa { kPortable, kAvx2, kAvx512 };
 const char* isa_name(MatmulIsa isa);
 bool isa_available(MatmulIsa isa);  // the CPU (as cpu_features() reports it) can run it
 bool bf16_gemm_available();         // AVX512-BF16 present (and the AVX-512 path usable)
+// prefill_dot_rates() measured (dot_rates.cpp; only where bf16_gemm_available()), from loops of
+// 12 instructions per iteration into 12 accumulators (dot_rate_loops_avx512.cpp).
+DotRates measure_avx512_dot_rates();
+float avx512_fp32_fma_loop(long iterations);
+float avx512_bf16_dot_loop(long iterations);
+// Whether kFastest's bf16 choice holds for these rates.
+bool bf16_faster(const DotRates& r);
 MatmulIsa best_isa();
+
+// Whether a prefill GEMM at `precision` runs the bf16 kernels (where they exist for the type).
+bool bf16_gemm_taken(GemmPrecision precision);
 
 // Decode: m <= kGemvMaxM activation rows stream the weight once (matrix-vector).
 constexpr int64_t kGemvMaxM = kDecodeMaxRows;
@@ -153,8 +163,8 @@ void run_packed_gemm(ThreadPool& pool, const MatmulArgs& a, const PackedDecodeKe
 void run_gemm(ThreadPool& pool, const MatmulArgs& a, const GemmKernels& k);
 
 // Runs the multiplication on an explicit path; the ISA must be available. Precision kBf16Activations
-// takes effect only where the public matmul would use it (m >= kBf16MinRows, BF16/Q8_0/Q4_0
-// weights, AVX512-BF16 present, isa == kAvx512).
+// (and kFastest where bf16_gemm_preferred()) takes effect only where the public matmul would use
+// it (m >= kBf16MinRows, BF16/F16/Q8_0/Q4_0 weights, AVX512-BF16 present, isa == kAvx512).
 void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const WeightView& w,
                  const float* x, int64_t m, int64_t ldx, float* y, int64_t ldy);
 

@@ -1,0 +1,53 @@
+// This core's multiply-accumulate rates with fp32 FMAs and bf16 dot products, and the prefill
+// GEMM choice made from them (GemmPrecision::kFastest).
+//
+// Why measure rather than assume: vdpbf16ps does 32 bf16 MACs per instruction against an fp32
+// FMA's 16, yet how many issue per cycle differs by vendor. Measured (2026-12, 2 vCPUs, Intel Xeon
+// family 6 model 207 / Emerald Rapids): vfmadd231ps zmm 5.4 G/s = 87 GMAC/s per core, vdpbf16ps
+// zmm 1.3 G/s = 42 GMAC/s, and the bf16 GEMM ran F16/BF16 prompts at 55-58 tok/s against the fp32
+// GEMM's 80-90. On AMD Zen 4 (the EPYC of earlier sessions) the bf16 GEMM was the faster one. So
+// the prefill arithmetic follows what this core does, not its feature bits.
+#include <algorithm>
+#include <chrono>
+
+#include "devices/cpu/matmul/matmul.h"
+#include "devices/cpu/matmul/matmul_internal.h"
+
+namespace tandem::cpu {
+namespace detail {
+
+// 240k instructions per round: 50-200 us. Rounds alternate and the fastest of each is kept: the
+// first wide instructions may run at a lower power licence, and another process may take the core
+// for part of a round.
+constexpr long kIterations = 20000;
+constexpr int kRounds = 5;
+constexpr double kInstructionsPerRound = double(kIterations) * 12;  // 12 accumulators per iteration
+
+DotRates measure_avx512_dot_rates() {
+  auto seconds = [](float (*loop)(long)) {
+    volatile float sink = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    sink = loop(kIterations);
+    (void)sink;
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  double fp32 = 1e30, bf16 = 1e30;
+  for (int round = 0; round < kRounds; ++round) {
+    fp32 = std::min(fp32, seconds(avx512_fp32_fma_loop));
+    bf16 = std::min(bf16, seconds(avx512_bf16_dot_loop));
+  }
+  return {kInstructionsPerRound * 16 / fp32, kInstructionsPerRound * 32 / bf16};
+}
+
+bool bf16_faster(const DotRates& r) { return r.bf16_dot_macs > 1.25 * r.fp32_fma_macs; }
+
+}  // namespace detail
+
+const DotRates& prefill_dot_rates() {
+  static const DotRates rates = detail::bf16_gemm_available() ? detail::measure_avx512_dot_rates() : DotRates{};
+  return rates;
+}
+
+bool bf16_gemm_preferred() { return detail::bf16_gemm_available() && detail::bf16_faster(prefill_dot_rates()); }
+
+}  // namespace tandem::cpu
