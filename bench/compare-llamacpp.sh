@@ -16,21 +16,21 @@
 # type goes to tandem too where its bench takes -ctk/-ctv; otherwise tandem runs its own cache
 # (an fp32 KV before those flags landed) and the table says which.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 THREADS="1 2" PP=512 TG=128 DEPTHS="0" ROUNDS=5 CACHE=f16 OUT=compare-llamacpp.jsonl
 while getopts "t:p:n:d:r:k:o:" opt; do
   case $opt in
     t) THREADS=$OPTARG ;; p) PP=$OPTARG ;; n) TG=$OPTARG ;; d) DEPTHS=$OPTARG ;;
     r) ROUNDS=$OPTARG ;; k) CACHE=$OPTARG ;; o) OUT=$OPTARG ;;
-    *) sed -n '2,17p' "$0"; exit 2 ;;
+    *) usage 2 17 "$0" ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { sed -n '2,17p' "$0"; exit 2; }
+[ $# -ge 1 ] || usage 2 17 "$0"
 TANDEM=${TANDEM:-$(dirname "$0")/../build/release/bin/tandem}
 LLAMA_BENCH=${LLAMA_BENCH:-/tmp/llcpp/build/bin/llama-bench}
 [ -x "$TANDEM" ] || { echo "compare-llamacpp: no tandem at $TANDEM (build it first)" >&2; exit 1; }
-HAVE_LLAMA=0
-[ -x "$LLAMA_BENCH" ] && HAVE_LLAMA=1 || echo "compare-llamacpp: no llama-bench at $LLAMA_BENCH: tandem only" >&2
+HAVE_LLAMA=$(have_tool llama-bench "$LLAMA_BENCH" compare-llamacpp)
 : > "$OUT"
 TANDEM_CACHE=()
 TANDEM_KV=f32
@@ -43,8 +43,6 @@ llama_rates() {  # -> "PP_TS TG_TS" (0 where a test was skipped)
        /"avg_ts"/{gsub(/[^0-9.]/,""); if (g==0) pp=$0; else tg=$0}
        END{printf "%s %s\n", (pp==""?0:pp), (tg==""?0:tg)}' <<<"$1"
 }
-# median and min-max of the numbers on stdin
-stats() { sort -g | awk '{v[NR]=$1} END{ if(NR==0){print "- - -"; exit} m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%.2f %.2f %.2f\n", m, v[1], v[NR]}'; }
 
 declare -A VALS
 rows=()
@@ -79,7 +77,7 @@ for key in "${rows[@]}"; do
     n=$([ $test = pp ] && echo "$PP" || echo "$TG"); [ "$n" -gt 0 ] || continue
     read -r lm llo lhi <<<"$(tr ' ' '\n' <<<"${VALS[$key|llama|$test]:-}" | grep . | stats)"
     read -r tm tlo thi <<<"$(tr ' ' '\n' <<<"${VALS[$key|tandem|$test]:-}" | grep . | stats)"
-    ratio=$([ "$lm" = "-" ] && echo "-" || awk -v a="$tm" -v b="$lm" 'BEGIN{printf "%.2f", a/b}')
+    ratio=$(ratio "$tm" "$lm")
     printf '| %-28s | %3s | %5s | %-6s | %22s | %22s | %6s |\n' "$(basename "$model")" "$t" "$d" "$test$n" \
       "$lm ($llo-$lhi)" "$tm ($tlo-$thi)" "$ratio"
   done

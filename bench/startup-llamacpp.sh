@@ -10,22 +10,22 @@
 #     cmake --build /tmp/llcpp/build --target llama-completion)
 #   TANDEM=path (default build/release/bin/tandem)
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 THREADS=2 CTX=512 ROUNDS=5
 while getopts "t:c:r:" opt; do
   case $opt in
     t) THREADS=$OPTARG ;; c) CTX=$OPTARG ;; r) ROUNDS=$OPTARG ;;
-    *) sed -n '2,12p' "$0"; exit 2 ;;
+    *) usage 2 12 "$0" ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { sed -n '2,12p' "$0"; exit 2; }
+[ $# -ge 1 ] || usage 2 12 "$0"
 TANDEM=${TANDEM:-$(dirname "$0")/../build/release/bin/tandem}
 LLAMA=${LLAMA_COMPLETION:-/tmp/llcpp/build/bin/llama-completion}
 TIME=/usr/bin/time
 [ -x "$TIME" ] || { echo "startup-llamacpp: needs GNU time at $TIME (apt-get install time)" >&2; exit 1; }
 [ -x "$TANDEM" ] || { echo "startup-llamacpp: no tandem at $TANDEM (build it first)" >&2; exit 1; }
-HAVE_LLAMA=0
-[ -x "$LLAMA" ] && HAVE_LLAMA=1 || echo "startup-llamacpp: no llama-completion at $LLAMA: tandem only" >&2
+HAVE_LLAMA=$(have_tool llama-completion "$LLAMA" startup-llamacpp)
 PROMPT="The capital of France"  # 4 tokens after BOS in the Llama vocabulary
 
 # "seconds peak_kB" of one run of the command (its output dropped; a failure stops the script)
@@ -34,8 +34,6 @@ measure() {
   out=$("$TIME" -f "TIME %e %M" "$@" 2>&1 >/dev/null) || { echo "startup-llamacpp: failed: $*" >&2; echo "$out" | tail -5 >&2; exit 1; }
   sed -n 's/^TIME \([0-9.]*\) \([0-9]*\)$/\1 \2/p' <<<"$out" | tail -1
 }
-stats() { sort -g | awk '{v[NR]=$1} END{ if(NR==0){print "- - -"; exit} m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%.2f %.2f %.2f\n", m, v[1], v[NR]}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b+0 > 0 && a != "-") printf "%.2f", a/b; else printf "-" }'; }
 
 printf "| %-28s | %-9s | %-24s | %-24s | %5s |\n" model measure "llama.cpp median (range)" "tandem median (range)" ratio
 printf "| %s | %s | %s | %s | %s |\n" "$(printf -- '-%.0s' {1..28})" "---------" "------------------------" "------------------------" "----:"

@@ -13,6 +13,7 @@
 #include <limits>
 #include <system_error>
 
+#include "model/gguf/file_stat.h"
 #include "model/gguf/gguf.h"
 #include "model/gguf/gguf_residency.h"
 #include "model/gguf/gguf_value_io.h"
@@ -96,8 +97,6 @@ bool mostly_block_quantized(const std::vector<TensorInfo>& tensors) {
   }
   return quantized * 2 > all;
 }
-
-int64_t mtime_ns(const struct stat& st) { return int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec; }
 
 }  // namespace
 

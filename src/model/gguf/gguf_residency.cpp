@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "model/gguf/file_stat.h"
 #include "model/gguf/gguf.h"
 
 namespace tandem::gguf {
@@ -66,7 +67,7 @@ size_t GgufFile::release(const uint8_t* p, size_t n) const {
   // page the range cuts is split; what remains of it holds the neighbours' bytes as before.
   struct stat st;
   if (::fstat(fd_, &st) != 0 || size_t(st.st_size) != size_ ||
-      int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec != file_mtime_ns_)
+      mtime_ns(st) != file_mtime_ns_)
     return 0;  // changed on disk: its pages are no longer these bytes
   // Mapped elsewhere first, then moved over the copy in one step: a failure leaves the copy whole.
   void* fresh = ::mmap(nullptr, b - a, PROT_READ, MAP_PRIVATE, fd_, off_t(a));

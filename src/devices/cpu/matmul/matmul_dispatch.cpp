@@ -1,6 +1,7 @@
 // Public entry points: picks the ISA once from cpu_features(), picks decode (GEMV) or prefill
 // (GEMM, fp32 or bf16 activations) from m, and hands the work to the driver.
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -149,10 +150,18 @@ void matmul_group_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool,
 }
 
 namespace {
-bool precision_forced(const char* name) {
-  const char* e = std::getenv("TANDEM_MATMUL_PRECISION");
-  return e && std::strcmp(e, name) == 0;
+// TANDEM_MATMUL_PRECISION: fp32 | bf16 | unset; anything else is said once and ignored.
+const char* forced_precision() {
+  static const char* name = [] {
+    const char* e = std::getenv("TANDEM_MATMUL_PRECISION");
+    if (!e || !*e) return "";
+    if (std::strcmp(e, "fp32") == 0 || std::strcmp(e, "bf16") == 0) return e;
+    std::fprintf(stderr, "tandem: TANDEM_MATMUL_PRECISION=%s is neither fp32 nor bf16; using the fastest arithmetic\n", e);
+    return "";
+  }();
+  return name;
 }
+bool precision_forced(const char* name) { return std::strcmp(forced_precision(), name) == 0; }
 bool fp32_forced() { return precision_forced("fp32"); }
 std::atomic<GemmPrecision>& precision_state() {
   static std::atomic<GemmPrecision> p{fp32_forced()            ? GemmPrecision::kFp32
