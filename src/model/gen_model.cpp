@@ -173,8 +173,16 @@ Status generate_model(const GenModelOptions& o, const std::string& out_path) {
   TANDEM_RETURN_IF_ERROR(validate_shape(s, o.mix ? DType::Q8_0 : o.type));
   TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<gguf::GgufFile> vocab, gguf::GgufFile::open(o.vocab_path));
   TANDEM_ASSIGN_OR_RETURN(const gguf::Array* tokens, vocab->get_array("tokenizer.ggml.tokens"));
-  const int64_t n_vocab = int64_t(tokens->items.size());
+  int64_t n_vocab = int64_t(tokens->items.size());
   if (n_vocab == 0) return InvalidArgument(o.vocab_path + ": tokenizer.ggml.tokens: empty");
+  if (o.vocab_limit < 0) return InvalidArgument("vocab limit: " + std::to_string(o.vocab_limit) + " is negative");
+  if (o.vocab_limit > 0 && o.vocab_limit < n_vocab) {
+    // Merges name token strings: with some tokens gone they could build a token that is not there.
+    if (vocab->find("tokenizer.ggml.merges"))
+      return InvalidArgument(o.vocab_path + ": tokenizer.ggml.merges: a vocabulary with merges cannot be cut to " +
+                             std::to_string(o.vocab_limit) + " tokens");
+    n_vocab = o.vocab_limit;
+  }
 
   const std::string arch = arch_name(s.arch);
   const std::string p = arch + ".";
@@ -217,8 +225,17 @@ Status generate_model(const GenModelOptions& o, const std::string& out_path) {
     w.set(p + "attn_logit_softcapping", f32(s.attn_softcap > 0 ? s.attn_softcap : arch_desc.default_attn_softcap));
   if (arch_desc.default_final_softcap > 0)
     w.set(p + "final_logit_softcapping", f32(s.final_softcap > 0 ? s.final_softcap : arch_desc.default_final_softcap));
-  for (const auto& [key, value] : vocab->metadata())
-    if (key.rfind("tokenizer.", 0) == 0) w.set(key, value);
+  for (const auto& [key, value] : vocab->metadata()) {
+    if (key.rfind("tokenizer.", 0) != 0) continue;
+    // Per-token arrays (tokens, scores, token_type) keep the first n_vocab entries.
+    const gguf::Array* per_token = std::get_if<gguf::Array>(&value.v);
+    if (per_token && per_token->items.size() == tokens->items.size() && int64_t(per_token->items.size()) > n_vocab) {
+      gguf::Array cut{per_token->type, {per_token->items.begin(), per_token->items.begin() + n_vocab}};
+      w.set(key, gguf::Value{std::move(cut)});
+    } else {
+      w.set(key, value);
+    }
+  }
 
   auto pool = std::make_shared<ThreadPool>(o.n_threads);
   // Progress: bytes of tensors written so far over the total, reported after each tensor.

@@ -55,6 +55,10 @@ Result<std::shared_ptr<Model>> shape_only_preset(const std::string& name, DType 
 struct GenModelOptions {
   ModelShape shape;
   std::string vocab_path;  // a GGUF whose tokenizer.* metadata is copied
+  // > 0: keep only the first vocab_limit tokens of a vocabulary without merges (SentencePiece:
+  // every token stands alone), so embedding and output are that many rows. Test models that
+  // need wide rows (256-element blocks) stay small this way; token ids are all such tests use.
+  int vocab_limit = 0;
   DType type = DType::F32;  // type of the 2-D weight matrices; norms and biases stay f32
   // A llama-quantize mix (q4_k_m, ...): each matrix gets the mix's type for it (`type` must be the
   // mix's base), as `tandem quantize` would write it from f32.

@@ -5,6 +5,8 @@
 
 #include "model/gen_model.h"
 #include "model/gguf/gguf.h"
+#include "model/model.h"
+#include "model/tokenizer/tokenizer.h"
 #include "tests/model/test_models.h"
 
 namespace tandem {
@@ -50,6 +52,35 @@ TEST(GenModel, PresetShapesTypeAndTokenizerAreWritten) {
   EXPECT_EQ(m->layers()[0].attn_norm.type, DType::F32);
   EXPECT_EQ(*m->file().get_int("general.file_type"), 7);
   EXPECT_EQ(m->tokenizer().vocab().model, "llama");
+}
+
+// A cut vocabulary keeps the first tokens with their scores and types, and the embedding has that
+// many rows; a vocabulary with merges is refused (a merge could build a token that was cut).
+TEST(GenModel, VocabLimitKeepsTheFirstTokens) {
+  const std::string p = ::testing::TempDir() + "gen-cut.gguf";
+  GenModelOptions o = test_small(DType::F32, 1, 2);
+  o.vocab_limit = 300;
+  const Status st = generate_model(o, p);
+  ASSERT_TRUE(st.ok()) << st.message();
+  auto m = testing::load_or_die(p);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->config().n_vocab, 300);
+  EXPECT_EQ(m->tokenizer().n_vocab(), 300);
+  EXPECT_EQ(m->token_embd().rows, 300);
+  auto full = gguf::GgufFile::open(testing::repo_vocab());
+  ASSERT_TRUE(full.ok());
+  auto want = Tokenizer::read_vocab(**full);
+  auto got = Tokenizer::read_vocab(m->file());
+  ASSERT_TRUE(want.ok() && got.ok());
+  EXPECT_EQ(got->tokens, std::vector<std::string>(want->tokens.begin(), want->tokens.begin() + 300));
+  EXPECT_EQ(got->scores, std::vector<float>(want->scores.begin(), want->scores.begin() + 300));
+  EXPECT_EQ(got->token_types, std::vector<int32_t>(want->token_types.begin(), want->token_types.begin() + 300));
+  EXPECT_EQ(got->bos, want->bos);
+
+  o.vocab_path = testing::shared_dir() + "/testdata/vocab/ggml-vocab-qwen2.gguf";
+  const Status merges = generate_model(o, p);
+  EXPECT_FALSE(merges.ok());
+  EXPECT_NE(merges.message().find("tokenizer.ggml.merges"), std::string::npos) << merges.message();
 }
 
 TEST(GenModel, PresetsHaveThePublishedShapes) {
