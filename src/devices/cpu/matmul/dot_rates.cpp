@@ -21,7 +21,7 @@ namespace detail {
 // for part of a round.
 constexpr long kIterations = 20000;
 constexpr int kRounds = 5;
-constexpr double kInstructionsPerRound = double(kIterations) * 12;  // 12 accumulators per iteration
+constexpr double kInstructionsPerRound = double(kIterations) * kDotRateAccumulators;
 
 DotRates measure_avx512_dot_rates() {
   auto seconds = [](float (*loop)(long)) {

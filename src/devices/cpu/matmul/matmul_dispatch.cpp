@@ -40,6 +40,10 @@ bool bf16_gemm_taken(GemmPrecision precision) {
          (precision == GemmPrecision::kFastest && bf16_gemm_preferred());
 }
 
+bool bf16_gemm_applies(MatmulIsa isa, GemmPrecision precision) {
+  return isa == MatmulIsa::kAvx512 && bf16_gemm_available() && bf16_gemm_taken(precision);
+}
+
 bool packed_decode_available() { return isa_available(MatmulIsa::kAvx2); }
 
 extern const PackedDecodeKernels kAvx512VnniPacked;
@@ -112,7 +116,7 @@ void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const
     run_packed_gemm(pool, args, packed_kernels(isa));
     return;
   }
-  if (m >= kBf16MinRows && isa == MatmulIsa::kAvx512 && bf16_gemm_available() && bf16_gemm_taken(precision)) {
+  if (m >= kBf16MinRows && bf16_gemm_applies(isa, precision)) {
     if (const GemmKernels* bf16 = avx512_bf16_gemm(w.type)) {
       run_gemm(pool, args, *bf16);
       return;
@@ -178,10 +182,7 @@ std::atomic<DecodePrecision>& decode_precision_state() {
 }  // namespace detail
 
 const char* prefill_arithmetic() {
-  return detail::best_isa() == detail::MatmulIsa::kAvx512 && detail::bf16_gemm_available() &&
-                 detail::bf16_gemm_taken(gemm_precision())
-             ? "bf16"
-             : "fp32";
+  return detail::bf16_gemm_applies(detail::best_isa(), gemm_precision()) ? "bf16" : "fp32";
 }
 
 void set_gemm_precision(GemmPrecision p) { detail::precision_state().store(p, std::memory_order_relaxed); }

@@ -24,7 +24,9 @@ const char* isa_name(MatmulIsa isa);
 bool isa_available(MatmulIsa isa);  // the CPU (as cpu_features() reports it) can run it
 bool bf16_gemm_available();         // AVX512-BF16 present (and the AVX-512 path usable)
 // prefill_dot_rates() measured (dot_rates.cpp; only where bf16_gemm_available()), from loops of
-// 12 instructions per iteration into 12 accumulators (dot_rate_loops_avx512.cpp).
+// kDotRateAccumulators instructions per iteration, one into each accumulator
+// (dot_rate_loops_avx512.cpp).
+constexpr int kDotRateAccumulators = 12;
 DotRates measure_avx512_dot_rates();
 float avx512_fp32_fma_loop(long iterations);
 float avx512_bf16_dot_loop(long iterations);
@@ -34,6 +36,8 @@ MatmulIsa best_isa();
 
 // Whether a prefill GEMM at `precision` runs the bf16 kernels (where they exist for the type).
 bool bf16_gemm_taken(GemmPrecision precision);
+// ... and whether they can on `isa` here: the one condition matmul_with and prefill_arithmetic share.
+bool bf16_gemm_applies(MatmulIsa isa, GemmPrecision precision);
 
 // Decode: m <= kGemvMaxM activation rows stream the weight once (matrix-vector).
 constexpr int64_t kGemvMaxM = kDecodeMaxRows;
