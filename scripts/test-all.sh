@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # README command 2: set up, then build and pass every test: the unit and integration tests in
-# the release build, the same tests under ASan+UBSan, and bounded fuzz runs of the readers of
-# untrusted files (GGUF; the compile cache's manifest and program files).
+# the release build, the aarch64 cross-build with its kernels' tests under qemu, the same tests
+# under ASan+UBSan, and bounded fuzz runs of the readers of untrusted files (GGUF; the compile
+# cache's manifest and program files).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FUZZ_SECONDS="${FUZZ_SECONDS:-90}"
 stage_start=$SECONDS
 stage_done() { echo "== $1: $((SECONDS - stage_start)) s"; stage_start=$SECONDS; }
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh --arm64
 stage_done "dependencies"
 
 echo "== release build + tests"
@@ -16,6 +17,15 @@ cmake --build --preset release
 stage_done "release build"
 ctest --preset release -j2
 stage_done "release tests"
+
+# The phone's CPU: the aarch64 build (the runtime without MLIR) and, under qemu-aarch64 for a core
+# without the int8 dot product (cortex-a53), one with it (neoverse-n1) and one with i8mm too
+# (max), the matmul kernels against their fp64 reference and the greedy tokens of stories260K and
+# of every weight type against the x86-64 build's. The full suite under qemu is by hand
+# (ctest --preset arm64-release; docs/android.md): it takes hours, not minutes.
+echo "== arm64 cross-build + emulated tests"
+bash scripts/test-arm64.sh
+stage_done "arm64"
 
 # The sanitizer build is the runtime without the MLIR compiler (the asan preset: TANDEM_COMPILER
 # OFF): every reader of untrusted files (GGUF, tokenizer data, compile cache, JSON inputs), the

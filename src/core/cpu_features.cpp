@@ -1,10 +1,13 @@
 #include "core/cpu_features.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+#elif defined(__aarch64__)
+#include <sys/auxv.h>
 #endif
 
 namespace tandem {
@@ -43,16 +46,32 @@ const CpuFeatures& cpu_features() {
         if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avx512bf16 = a & (1u << 5);
       }
     }
+#elif defined(__aarch64__)
+    // The kernel's hwcaps say what the core implements and the kernel enables (getauxval exists
+    // in glibc and in Android's bionic). Bit positions from the Linux arm64 uapi <asm/hwcap.h>,
+    // spelled out so an older header or the NDK's does not decide what we can test for.
+    constexpr unsigned long kHwcapAsimd = 1ul << 1, kHwcapAsimdHp = 1ul << 10, kHwcapAsimdDp = 1ul << 20;
+    constexpr unsigned long kHwcap2I8mm = 1ul << 13;
+    const unsigned long hwcap = getauxval(AT_HWCAP), hwcap2 = getauxval(AT_HWCAP2);
+    f.neon = hwcap & kHwcapAsimd;
+    f.fp16_arith = f.neon && (hwcap & kHwcapAsimdHp);
+    f.dotprod = f.neon && (hwcap & kHwcapAsimdDp);
+    f.i8mm = f.neon && (hwcap2 & kHwcap2I8mm);
 #endif
     // Tests and comparisons can force a lower path: TANDEM_CPU_ISA=avx2 (the AVX2 kernels, as on a
-    // CPU without AVX-512), avx512 (no VNNI: its decode takes the AVX2 int8 kernels) or portable;
-    // TANDEM_CPU_PORTABLE=1 is the older spelling of portable.
+    // CPU without AVX-512), avx512 (no VNNI: its decode takes the AVX2 int8 kernels), neon (no
+    // dot product: plain Advanced SIMD), dotprod (no i8mm) or portable; TANDEM_CPU_PORTABLE=1 is the
+    // older spelling of portable. A name that does not lower anything on this CPU changes nothing.
     if (const char* e = std::getenv("TANDEM_CPU_PORTABLE"); e && *e == '1') f = CpuFeatures{};
     if (const char* e = std::getenv("TANDEM_CPU_ISA")) {
       const std::string isa = e;
       if (isa == "portable") f = CpuFeatures{};
       if (isa == "avx2") f.avx512f = f.avx512bw = f.avx512vl = f.avx512vnni = f.avx512bf16 = false;
       if (isa == "avx512") f.avx512vnni = false;
+      if (isa == "neon") f.dotprod = f.i8mm = false;
+      if (isa == "dotprod") f.i8mm = false;
+      if (!isa.empty() && isa != "portable" && isa != "avx2" && isa != "avx512" && isa != "neon" && isa != "dotprod")
+        std::fprintf(stderr, "tandem: TANDEM_CPU_ISA=%s is none of portable, avx2, avx512, neon, dotprod; ignored\n", e);
     }
     return f;
   }();
@@ -73,6 +92,10 @@ std::string CpuFeatures::describe() const {
   add(avx512bw, "avx512bw");
   add(avx512vnni, "avx512vnni");
   add(avx512bf16, "avx512bf16");
+  add(neon, "neon");
+  add(fp16_arith, "fp16");
+  add(dotprod, "dotprod");
+  add(i8mm, "i8mm");
   return s.empty() ? "portable" : s;
 }
 

@@ -5,6 +5,8 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define TANDEM_PAUSE() _mm_pause()
+#elif defined(__aarch64__)
+#define TANDEM_PAUSE() __asm__ __volatile__("yield")
 #else
 #define TANDEM_PAUSE() ((void)0)
 #endif

@@ -40,7 +40,7 @@ Status need(bool ok, const std::string& file, const std::string& field, const js
   return InvalidArgument(file + ": field '" + field + "' must be " + what + ", got " + shown);
 }
 
-Result<CostDb> parse(const json& j, const std::string& file) {
+Result<CostDb> parse_cost_db(const json& j, const std::string& file) {
   if (!j.is_object()) return InvalidArgument(file + ": top level must be a JSON object");
   auto get = [&](const char* k) -> const json& {
     static const json null_value;
@@ -99,7 +99,7 @@ Result<CostDb> parse(const json& j, const std::string& file) {
 Result<CostDb> CostDb::from_json_text(std::string_view text, const std::string& file) {
   TANDEM_ASSIGN_OR_RETURN(json j, parse_json_text(text, file));
   try {
-    return parse(j, file);
+    return parse_cost_db(j, file);
   } catch (const std::exception& e) {
     return InvalidArgument(file + ": " + e.what());
   }

@@ -56,7 +56,7 @@ const json& at(const json& j, const char* key) {
 
 bool positive_int(const json& v) { return v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= (int64_t(1) << 24); }
 
-Result<Plan> parse(const json& j, const std::string& file) {
+Result<Plan> parse_plan(const json& j, const std::string& file) {
   if (at(j, "format") != "tandem-plan-1") return bad(file, "format", at(j, "format"), "\"tandem-plan-1\"");
   Plan p;
   if (!at(j, "source").is_string()) return bad(file, "source", at(j, "source"), "a string");
@@ -136,7 +136,7 @@ Result<Plan> parse(const json& j, const std::string& file) {
 Result<Plan> Plan::from_json_text(std::string_view text, const std::string& file) {
   TANDEM_ASSIGN_OR_RETURN(json j, parse_json_text(text, file));
   try {
-    return parse(j, file);
+    return parse_plan(j, file);
   } catch (const std::exception& e) {
     return InvalidArgument(file + ": " + e.what());
   }

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "core/half.h"
 #include "core/quant.h"
 #include "core/thread_pool.h"
@@ -36,7 +37,12 @@ ThreadPool& pool(int threads) {
 
 constexpr float kSentinel = -12345.678f;
 constexpr DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0};
+// This architecture's kernel families and the portable oracle.
+#if defined(__aarch64__)
+constexpr MatmulIsa kIsas[] = {MatmulIsa::kPortable, MatmulIsa::kNeon};
+#else
 constexpr MatmulIsa kIsas[] = {MatmulIsa::kPortable, MatmulIsa::kAvx2, MatmulIsa::kAvx512};
+#endif
 
 bool bf16_used(MatmulIsa isa, GemmPrecision p, DType t, int64_t m) {
   return isa == MatmulIsa::kAvx512 && detail::bf16_gemm_taken(p) && detail::bf16_gemm_available() &&
@@ -465,13 +471,30 @@ TEST_P(MatmulTest, WeightedRowSumMatchesReference) {
       }
 }
 
+// The family alone ("neon", not isa_name's "neon+dotprod"): test names must be letters and digits.
+const char* isa_family(MatmulIsa isa) {
+  switch (isa) {
+    case MatmulIsa::kAvx512: return "avx512";
+    case MatmulIsa::kAvx2: return "avx2";
+    case MatmulIsa::kNeon: return "neon";
+    case MatmulIsa::kPortable: break;
+  }
+  return "portable";
+}
+
 std::string param_name(const ::testing::TestParamInfo<std::tuple<DType, MatmulIsa>>& info) {
-  return std::string(dtype_name(std::get<0>(info.param))) + "_" + detail::isa_name(std::get<1>(info.param));
+  return std::string(dtype_name(std::get<0>(info.param))) + "_" + isa_family(std::get<1>(info.param));
 }
 
 constexpr DType kPackedTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL,
                                   DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS};
+// aarch64's one family takes SDOT where the core has it, plain NEON products elsewhere
+// (TANDEM_CPU_ISA=neon, or qemu's -cpu cortex-a53, tests the latter).
+#if defined(__aarch64__)
+constexpr MatmulIsa kInt8Isas[] = {MatmulIsa::kNeon};
+#else
 constexpr MatmulIsa kInt8Isas[] = {MatmulIsa::kAvx2, MatmulIsa::kAvx512};
+#endif
 INSTANTIATE_TEST_SUITE_P(QuantizedTypes, PackedDecode,
                          ::testing::Combine(::testing::ValuesIn(kPackedTypes), ::testing::ValuesIn(kInt8Isas)), param_name);
 
@@ -486,6 +509,10 @@ TEST(MatmulApi, PicksTheBestIsaOfThisCpu) {
     EXPECT_EQ(isa, "avx512");
   } else if (detail::isa_available(MatmulIsa::kAvx2)) {
     EXPECT_EQ(isa, "avx2");
+  } else if (detail::isa_available(MatmulIsa::kNeon)) {
+    // The int8 extensions the CPU (or TANDEM_CPU_ISA) leaves on are named after the family.
+    const CpuFeatures& f = cpu_features();
+    EXPECT_EQ(isa, f.dotprod && f.i8mm ? "neon+dotprod+i8mm" : f.dotprod ? "neon+dotprod" : "neon");
   } else {
     EXPECT_EQ(isa, "portable");
   }

@@ -13,8 +13,6 @@ namespace tandem::npu {
 namespace {
 
 using oplib::MatmulOrder;
-const TargetModel& T() { return testing::target(); }
-
 ExecReport time_matmul(uint32_t n, uint32_t in, uint32_t out, DType wt, MatmulOrder order = MatmulOrder::kActivationStationary,
                        bool dbl = true) {
   auto prog = oplib::lower_matmul({n, in, out, wt, order, dbl}, T());

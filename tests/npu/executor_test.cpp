@@ -7,8 +7,6 @@
 namespace tandem::npu {
 namespace {
 
-const TargetModel& T() { return testing::target(); }
-
 Program base(uint32_t events) {
   Program p;
   p.name = std::string("timing");

@@ -14,8 +14,6 @@
 namespace tandem::npu {
 namespace {
 
-const TargetModel& T() { return testing::target(); }
-
 oplib::NormLinearSpec spec(uint32_t n, uint32_t in, std::vector<uint32_t> outs, DType w,
                            oplib::MatmulOrder order = oplib::MatmulOrder::kActivationStationary) {
   oplib::NormLinearSpec s;

@@ -17,8 +17,6 @@ namespace {
 
 using oplib::MatmulOrder;
 
-const TargetModel& T() { return testing::target(); }
-
 std::vector<fp16_t> random_f16(size_t n, std::mt19937& rng, float scale = 1.0f) {
   std::normal_distribution<float> nd(0.0f, scale);
   std::vector<fp16_t> v(n);

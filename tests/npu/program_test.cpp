@@ -10,8 +10,6 @@
 namespace tandem::npu {
 namespace {
 
-const TargetModel& T() { return testing::target(); }
-
 // A small program using every instruction kind.
 Program sample() {
   Program p;

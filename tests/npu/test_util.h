@@ -20,3 +20,8 @@ inline const TargetModel& target() {
 }
 
 }  // namespace tandem::npu::testing
+
+namespace tandem::npu {
+// The target every NPU test runs on, by the short name the tests use.
+inline const TargetModel& T() { return testing::target(); }
+}  // namespace tandem::npu

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/thread_pool.h"
 #include "devices/opencl/cl_ops.h"
 #include "tests/support/require_opencl.h"
 
@@ -57,5 +58,11 @@ double nmse(const float* a, const float* b, size_t n);
 // True when every value is finite.
 bool all_finite(const float* a, size_t n);
 std::vector<float> random_floats(size_t n, unsigned seed, float lo = -1.0f, float hi = 1.0f);
+
+// A CPU thread pool for the tests' reference results, shared by every test of the program.
+inline ThreadPool& cpu_pool() {
+  static ThreadPool pool(2);
+  return pool;
+}
 
 }  // namespace tandem::opencl::testing

@@ -35,11 +35,6 @@ using testing::GuardedBuffer;
 // scale or mask is off by 1e-2 or more.
 constexpr double kAttentionTolerance = 1e-4;
 
-ThreadPool& cpu_pool() {
-  static ThreadPool pool(2);
-  return pool;
-}
-
 // The cpu's arithmetic in fp32 for the comparison (its defaults round activations to bf16 or int8
 // for q8_0 "weights"); restored on exit.
 class Fp32Cpu {
@@ -152,7 +147,7 @@ void run_cache(Ops& ops, const Shape& s, DType kt, DType vt, KvLayout layout, un
     EXPECT_TRUE(k_cl.guards_intact() && v_cl.guards_intact()) << tag << ": a store wrote outside the cache";
 
     std::vector<float> want(size_t(n * qd));
-    cpu::attention_pages(cpu_pool(), q.data(), qd, g, k_cpu.data(), v_cpu.data(), want.data(), qd, n, s.n_heads,
+    cpu::attention_pages(testing::cpu_pool(), q.data(), qd, g, k_cpu.data(), v_cpu.data(), want.data(), qd, n, s.n_heads,
                          n_past, st.how);
     GuardedBuffer q_cl(rt, q.data(), q.size() * 4), out(rt, want.size());
     status = ops.attention_pages(q_cl.ref(), qd, g, k_cl.ref(), v_cl.ref(), out.ref(), qd, n, s.n_heads, n_past,
@@ -364,7 +359,7 @@ TEST(OpenclKvPages, DeviceRunsTypedKvCallsInTheSharedPool) {
       ASSERT_TRUE(a.ok()) << a.status().message();
       ASSERT_TRUE((*a)->wait().ok());
       std::vector<float> want(size_t(n * qd));
-      cpu::attention_pages(cpu_pool(), qs.data(), qd, g, k_cpu.data(), v_cpu.data(), want.data(), qd, n, n_heads,
+      cpu::attention_pages(testing::cpu_pool(), qs.data(), qd, g, k_cpu.data(), v_cpu.data(), want.data(), qd, n, n_heads,
                            n_past, {0, 0, att.window});
       const auto [diff, mag] = max_diff(out, want.data(), want.size());
       EXPECT_LE(diff, kAttentionTolerance * std::max(1.0, mag)) << kv_layout_name(layout) << " n " << n;

@@ -22,11 +22,6 @@ using testing::GuardedBuffer;
 using testing::nmse;
 using testing::random_floats;
 
-ThreadPool& cpu_pool() {
-  static ThreadPool pool(2);
-  return pool;
-}
-
 // Both sides compute in fp32 from the same dequantized weights; only summation order differs
 // (relative error ~1e-7 per output, NMSE ~1e-13). The budgets leave two orders of margin and
 // still catch a wrong scale, nibble order or index (which give NMSE >= 1e-3).
@@ -91,7 +86,7 @@ TEST(OpenclOps, MatmulGemvAndGemmMatchCpuForEveryType) {
       const cpu::WeightView wv{type, w.data(), s.rows, s.cols, row_bytes(type, size_t(s.cols))};
       const WeightRef wr{type, w.ref(), s.rows, s.cols, wv.row_bytes};
       std::vector<float> want(size_t(s.m * ldy), 0.0f);
-      cpu::matmul(cpu_pool(), wv, x.data(), s.m, ldx, want.data(), ldy);
+      cpu::matmul(testing::cpu_pool(), wv, x.data(), s.m, ldx, want.data(), ldy);
       for (int form = 0; form < 3; ++form) {
         GuardedBuffer y(rt, size_t(s.m * ldy));
         for (int64_t i = 0; i < s.m; ++i)
@@ -163,7 +158,7 @@ TEST(OpenclOps, RmsNormMatchesCpu) {
     std::memcpy(x.data(), xs.data(), count * 4);
     std::memcpy(w.data(), ws.data(), size_t(dim) * 4);
     std::vector<float> want(count);
-    cpu::rmsnorm(cpu_pool(), x.data(), w.data(), want.data(), n, dim, 1e-5f);
+    cpu::rmsnorm(testing::cpu_pool(), x.data(), w.data(), want.data(), n, dim, 1e-5f);
     ASSERT_TRUE(ops->rmsnorm(x.ref(), w.ref(), y.ref(), n, dim, 1e-5f).ok());
     ASSERT_TRUE(rt.finish().ok());
     expect_output(y, want.data(), count, kTranscendentalBudget,

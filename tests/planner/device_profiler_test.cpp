@@ -50,7 +50,7 @@ ProfileSpace small_space(const Model& model, size_t shapes) {
 // The three kinds at once: the cpu is the fallback (recorded as "cpu"), opencl the GPU's role, the
 // npu the NPU's; the handoff is opencl -> npu.
 TEST(DeviceProfiler, ProfilesThreeDevicesUnderTheirRolesAndDescribesTheHost) {
-  auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q4_0));
+  auto model = ::tandem::testing::load_or_die(::tandem::testing::small_model_path(Arch::kLlama, DType::Q4_0));
   auto gpu = devices::open_device("opencl", model, 2);
   if (!gpu.ok()) TANDEM_OPENCL_MISSING("opencl is not available here: " << gpu.status().message());
   auto cpu = devices::open_device("cpu", model, 2);
@@ -117,7 +117,7 @@ TEST(DeviceProfiler, ProfilesThreeDevicesUnderTheirRolesAndDescribesTheHost) {
 // One device: the cpu takes the GPU's role; there is no handoff to measure, and the host
 // description is one cpu unit.
 TEST(DeviceProfiler, ProfilesOneDeviceAndSkipsTheHandoff) {
-  auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q4_0));
+  auto model = ::tandem::testing::load_or_die(::tandem::testing::small_model_path(Arch::kLlama, DType::Q4_0));
   auto cpu = devices::open_device("cpu", model, 2);
   ASSERT_TRUE(cpu.ok()) << cpu.status().message();
   const ProfileSpace space = small_space(*model, 2);
@@ -147,7 +147,7 @@ TEST(DeviceProfiler, ProfilesOneDeviceAndSkipsTheHandoff) {
 }
 
 TEST(DeviceProfiler, RefusesBadSetsRepetitionsAndEmptySpaces) {
-  auto model = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q4_0));
+  auto model = ::tandem::testing::load_or_die(::tandem::testing::small_model_path(Arch::kLlama, DType::Q4_0));
   auto npu = devices::open_device("npu", model, 2);
   ASSERT_TRUE(npu.ok());
   ProfileSpace space;

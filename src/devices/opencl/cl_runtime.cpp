@@ -4,6 +4,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "devices/opencl/cl_library.h"
+
 namespace tandem::opencl {
 namespace {
 
@@ -134,10 +136,12 @@ std::string DeviceCaps::describe() const {
 // ---- Runtime -----------------------------------------------------------------------------
 
 Result<std::shared_ptr<Runtime>> Runtime::create(const RuntimeOptions& options) {
+  TANDEM_RETURN_IF_ERROR(load_opencl_library());
   cl_uint n_platforms = 0;
   const cl_int perr = clGetPlatformIDs(0, nullptr, &n_platforms);
   if (perr != CL_SUCCESS || n_platforms == 0) {
-    return NotFound("opencl: no OpenCL platform found (install pocl-opencl-icd)");
+    return NotFound("opencl: no OpenCL platform found through " + opencl_library_path() +
+                    " (install a driver: pocl-opencl-icd on Debian)");
   }
   std::vector<cl_platform_id> platforms(n_platforms);
   TANDEM_CL_CHECK(clGetPlatformIDs(n_platforms, platforms.data(), nullptr), "clGetPlatformIDs");

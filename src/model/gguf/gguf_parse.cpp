@@ -9,6 +9,7 @@
 #include "model/gguf/byte_cursor.h"
 #include "model/gguf/ggml_type_names.h"
 #include "model/gguf/gguf.h"
+#include "model/gguf/gguf_format.h"
 #include "model/gguf/gguf_value_io.h"
 #include "model/gguf/str_cat.h"
 
@@ -16,9 +17,6 @@ namespace tandem::gguf {
 namespace {
 
 constexpr char kMagic[4] = {'G', 'G', 'U', 'F'};
-constexpr uint64_t kDefaultAlignment = 32;
-constexpr uint32_t kMaxDims = 4;        // ggml tensors have at most 4 dimensions
-constexpr uint64_t kMaxNameBytes = 64;  // the GGUF spec's limit on tensor names
 // Smallest possible encodings, for bounding counts by the bytes left:
 constexpr uint64_t kMinKvBytes = 8 + 4 + 1;                  // key length, type, a 1-byte value
 constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 8 + 4 + 8;  // name len, n_dims, 1 dim, type, offset

@@ -15,14 +15,13 @@
 
 #include "model/gguf/file_stat.h"
 #include "model/gguf/gguf.h"
+#include "model/gguf/gguf_format.h"
 #include "model/gguf/gguf_residency.h"
 #include "model/gguf/gguf_value_io.h"
 #include "model/gguf/str_cat.h"
 
 namespace tandem::gguf {
 namespace {
-
-std::string errno_text(int err) { return std::generic_category().message(err); }
 
 // Closes the descriptor on every return path; the mapping stays valid after close.
 struct FdCloser {

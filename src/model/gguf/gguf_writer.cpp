@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "model/gguf/gguf.h"
+#include "model/gguf/gguf_format.h"
 #include "model/gguf/gguf_value_io.h"
 #include "model/gguf/str_cat.h"
 
@@ -19,10 +20,7 @@ namespace tandem::gguf {
 namespace {
 
 constexpr uint32_t kVersion = 3;
-constexpr uint64_t kDefaultAlignment = 32;
 constexpr std::string_view kAlignmentKey = "general.alignment";
-constexpr uint32_t kMaxDims = 4;
-constexpr size_t kMaxNameBytes = 64;
 
 template <class T>
 void append_raw(std::string& out, T x) {
@@ -35,8 +33,6 @@ void append_string(std::string& out, std::string_view s) {
 }
 
 uint64_t align_up(uint64_t n, uint64_t alignment) { return (n + alignment - 1) / alignment * alignment; }
-
-std::string errno_text(int err) { return std::generic_category().message(err); }
 
 struct FileCloser {
   void operator()(std::FILE* f) const { std::fclose(f); }

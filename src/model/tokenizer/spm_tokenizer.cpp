@@ -15,14 +15,14 @@ namespace {
 constexpr std::string_view kEscapedSpace = "\xE2\x96\x81";  // U+2581 LOWER ONE EIGHTH BLOCK
 
 // A run of text inside the session's string; merged symbols absorb their right neighbour.
-struct Symbol {
+struct SpmSymbol {
   int prev;
   int next;
   size_t offset;
   size_t length;  // 0 once merged away
 };
 
-struct Bigram {
+struct SpmBigram {
   int left;
   int right;
   float score;
@@ -30,8 +30,8 @@ struct Bigram {
 };
 
 // Highest score first; among equal scores, the leftmost pair (SentencePiece's order).
-struct BigramOrder {
-  bool operator()(const Bigram& a, const Bigram& b) const {
+struct SpmBigramOrder {
+  bool operator()(const SpmBigram& a, const SpmBigram& b) const {
     return a.score < b.score || (a.score == b.score && a.left > b.left);
   }
 };
@@ -85,7 +85,7 @@ void SpmTokenizer::append_byte(uint8_t byte, std::vector<TokenId>& out) const {
 
 void SpmTokenizer::encode_escaped(const std::string& text, std::vector<TokenId>& out) const {
   // One symbol per UTF-8 character (by lead byte, as llama.cpp counts them).
-  std::vector<Symbol> symbols;
+  std::vector<SpmSymbol> symbols;
   symbols.reserve(text.size());
   for (size_t offset = 0; offset < text.size();) {
     const size_t length =
@@ -96,7 +96,7 @@ void SpmTokenizer::encode_escaped(const std::string& text, std::vector<TokenId>&
   }
   if (symbols.empty()) return;
 
-  std::priority_queue<Bigram, std::vector<Bigram>, BigramOrder> queue;
+  std::priority_queue<SpmBigram, std::vector<SpmBigram>, SpmBigramOrder> queue;
   // Which two symbols last formed a given text: resegmentation walks back through these.
   std::unordered_map<std::string_view, std::pair<int, int>> formed_by;
   const std::string_view view(text);
@@ -115,10 +115,10 @@ void SpmTokenizer::encode_escaped(const std::string& text, std::vector<TokenId>&
   for (int i = 1; i < int(symbols.size()); ++i) try_add_bigram(i - 1, i);
 
   while (!queue.empty()) {
-    const Bigram bigram = queue.top();
+    const SpmBigram bigram = queue.top();
     queue.pop();
-    Symbol& left = symbols[size_t(bigram.left)];
-    Symbol& right = symbols[size_t(bigram.right)];
+    SpmSymbol& left = symbols[size_t(bigram.left)];
+    SpmSymbol& right = symbols[size_t(bigram.right)];
     // Stale entry: one side was merged elsewhere since this pair was queued.
     if (left.length == 0 || right.length == 0 || left.length + right.length != bigram.length) {
       continue;
@@ -132,7 +132,7 @@ void SpmTokenizer::encode_escaped(const std::string& text, std::vector<TokenId>&
   }
 
   // Symbols that are not tokens fall back to the pieces they were merged from, then to bytes.
-  auto resegment = [&](auto&& self, const Symbol& symbol) -> void {
+  auto resegment = [&](auto&& self, const SpmSymbol& symbol) -> void {
     const std::string_view piece = view.substr(symbol.offset, symbol.length);
     const TokenId id = index_.find(piece);
     if (id >= 0) {

@@ -30,7 +30,15 @@ void narrow_fp16_row_portable(const float* src, uint8_t* dst, int n, bool accumu
   }
 }
 
+#if defined(TANDEM_NPU_PORTABLE_KERNELS)
+bool fp16_rows_f16c_available() { return false; }
+void widen_fp16_row_f16c(const uint8_t* src, float* dst, int n) { widen_fp16_row_portable(src, dst, n); }
+void narrow_fp16_row_f16c(const float* src, uint8_t* dst, int n, bool accumulate) {
+  narrow_fp16_row_portable(src, dst, n, accumulate);
+}
+#else
 bool fp16_rows_f16c_available() { return cpu_features().avx2 && cpu_features().f16c; }
+#endif
 
 namespace {
 const bool kF16c = fp16_rows_f16c_available();

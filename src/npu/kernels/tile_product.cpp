@@ -18,7 +18,12 @@ void tile_product_portable(const float* a, const float* b, float* out, int T) {
   }
 }
 
+#if defined(TANDEM_NPU_PORTABLE_KERNELS)
+bool tile_product_avx2_available() { return false; }
+void tile_product_avx2(const float* a, const float* b, float* out, int T) { tile_product_portable(a, b, out, T); }
+#else
 bool tile_product_avx2_available() { return cpu_features().avx2; }
+#endif
 
 void tile_product(const float* a, const float* b, float* out, int T) {
   static const bool avx2 = tile_product_avx2_available();

@@ -9,12 +9,11 @@
 #include "core/quant.h"
 #include "npu/cost_model.h"
 #include "npu/oplib/matmul_stream.h"
+#include "npu/oplib/round_up.h"
 
 namespace tandem::npu::oplib {
 
 namespace {
-
-uint32_t round_up(uint64_t v, uint64_t m) { return uint32_t((v + m - 1) / m * m); }
 
 uint32_t tile_bytes_for(DType w, uint32_t T) {
   if (w == DType::Q8_0) return T * uint32_t(sizeof(BlockQ8_0)) * (T / kQK);
@@ -68,7 +67,7 @@ std::string MatmulPlan::describe() const {
 
 uint64_t packed_weight_bytes(const MatmulSpec& s, const TargetModel& t) {
   const uint32_t T = uint32_t(t.matrix.tile_dim);
-  return uint64_t(round_up(s.out, T) / T) * (round_up(s.in, T) / T) * tile_bytes_for(s.wtype, T);
+  return uint64_t(round_up_u32(s.out, T) / T) * (round_up_u32(s.in, T) / T) * tile_bytes_for(s.wtype, T);
 }
 
 Result<MatmulPlan> block_matmul(const MatmulSpec& s, const TargetModel& t, uint32_t nb, uint32_t R, uint32_t kc) {
@@ -76,9 +75,9 @@ Result<MatmulPlan> block_matmul(const MatmulSpec& s, const TargetModel& t, uint3
   MatmulPlan p;
   const uint32_t T = p.T = uint32_t(t.matrix.tile_dim);
   if (s.wtype != DType::F16 && T % kQK != 0) return Unsupported("matmul: tile size must be a multiple of the quant block");
-  p.n_pad = round_up(s.n, T);
-  p.in_pad = round_up(s.in, T);
-  p.out_pad = round_up(s.out, T);
+  p.n_pad = round_up_u32(s.n, T);
+  p.in_pad = round_up_u32(s.in, T);
+  p.out_pad = round_up_u32(s.out, T);
   p.NT = p.n_pad / T;
   p.KT = p.in_pad / T;
   p.OT = p.out_pad / T;
@@ -94,7 +93,7 @@ Result<MatmulPlan> block_matmul(const MatmulSpec& s, const TargetModel& t, uint3
   const MatmulBufferBytes b = matmul_buffer_bytes(s, p);
   const uint64_t align = t.tcm.alignment_bytes;
   uint64_t addr = 0;
-  auto alloc = [&](uint64_t bytes) { const uint32_t a = uint32_t(addr); addr = round_up(addr + bytes, align); return a; };
+  auto alloc = [&](uint64_t bytes) { const uint32_t a = uint32_t(addr); addr = round_up_u32(addr + bytes, align); return a; };
   p.x_addr = alloc(b.x);
   for (int i = 0; i < (s.double_buffer_out ? 2 : 1); ++i) p.y_addr[i] = alloc(b.y);
   for (int i = 0; i < (s.double_buffer ? 2 : 1); ++i) p.w_addr[i] = alloc(b.w);
@@ -118,14 +117,14 @@ Result<MatmulPlan> plan_matmul(const MatmulSpec& s, const TargetModel& t) {
   TANDEM_RETURN_IF_ERROR(check_matmul_spec(s));
   const uint32_t T = uint32_t(t.matrix.tile_dim);
   const uint64_t tcm = t.tcm.bytes;
-  const uint64_t x_pitch = uint64_t(round_up(s.in, T)) * 2;
+  const uint64_t x_pitch = uint64_t(round_up_u32(s.in, T)) * 2;
   // X resident: an n-block of rows must fit in half the TCM.
   const uint64_t x_rows_fit = (tcm / 2) / x_pitch / T * T;
   if (x_rows_fit < T)
     return Unsupported("matmul: in=" + std::to_string(s.in) + " too large: " + std::to_string(T) + " rows of X (" +
                        std::to_string(uint64_t(T) * x_pitch) + " B) exceed half the TCM");
-  const uint32_t nb = uint32_t(std::min<uint64_t>(round_up(s.n, T), x_rows_fit));
-  const uint32_t OT = round_up(s.out, T) / T, KT = round_up(s.in, T) / T;
+  const uint32_t nb = uint32_t(std::min<uint64_t>(round_up_u32(s.n, T), x_rows_fit));
+  const uint32_t OT = round_up_u32(s.out, T) / T, KT = round_up_u32(s.in, T) / T;
   const uint64_t wtile = tile_bytes_for(s.wtype, T);
   const uint64_t slab_target = 256 * 1024;  // raw bytes per slab: amortizes DMA setup, short prologue
   // Sized as if every buffer were doubled, so single-buffered variants keep the same blocking.

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 
+#include "npu/oplib/round_up.h"
+
 namespace tandem::npu::oplib {
 
 namespace {
-
-uint32_t round_up(uint64_t v, uint64_t m) { return uint32_t((v + m - 1) / m * m); }
 
 // Events of the matmul program.
 enum : uint32_t {
@@ -58,7 +58,7 @@ Status emit_projections(const MatmulSpec& s, const std::vector<Projection>& proj
   for (uint32_t n0 = 0; n0 < s.n; n0 += p.nb) {
     const uint32_t nbr = std::min(p.nb, s.n - n0);
     for (uint32_t seg = 0; seg < proj.size(); ++seg) {
-      const uint32_t OT = round_up(proj[seg].out, T) / T;
+      const uint32_t OT = round_up_u32(proj[seg].out, T) / T;
       for (uint32_t j0 = 0; j0 < OT; j0 += p.R)
         for (uint32_t k0 = 0; k0 < p.KT; k0 += p.kc)
           steps.push_back({n0, nbr, seg, j0, std::min(p.R, OT - j0), k0, std::min(p.kc, p.KT - k0),

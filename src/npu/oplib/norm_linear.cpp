@@ -5,6 +5,7 @@
 
 #include "npu/cost_model.h"
 #include "npu/oplib/matmul_stream.h"
+#include "npu/oplib/round_up.h"
 
 namespace tandem::npu::oplib {
 
@@ -22,8 +23,6 @@ MatmulSpec NormLinearSpec::widest() const {
 
 namespace {
 
-uint32_t round_up(uint64_t v, uint64_t m) { return uint32_t((v + m - 1) / m * m); }
-
 Status check_norm_linear(const NormLinearSpec& s) {
   if (s.outs.empty()) return InvalidArgument("norm_linear: needs at least one projection");
   for (size_t i = 0; i < s.outs.size(); ++i) TANDEM_RETURN_IF_ERROR(check_matmul_spec(s.projection(i)));
@@ -34,7 +33,7 @@ Status check_norm_linear(const NormLinearSpec& s) {
 
 NormPrologueBytes norm_prologue_bytes(uint32_t in, const TargetModel& t) {
   const uint64_t align = t.tcm.alignment_bytes;
-  return {round_up(uint64_t(round_up(in, uint32_t(t.matrix.tile_dim))) * 2, align), align};
+  return {round_up_u32(uint64_t(round_up_u32(in, uint32_t(t.matrix.tile_dim))) * 2, align), align};
 }
 
 Result<MatmulPlan> block_norm_linear(const NormLinearSpec& s, const TargetModel& t, uint32_t nb, uint32_t R, uint32_t kc) {
@@ -43,7 +42,7 @@ Result<MatmulPlan> block_norm_linear(const NormLinearSpec& s, const TargetModel&
   const NormPrologueBytes b = norm_prologue_bytes(s.base.in, t);
   p.g_addr = uint32_t(p.tcm_used);
   p.s_addr = uint32_t(p.tcm_used + b.gain);
-  p.tcm_used = round_up(p.tcm_used + b.gain + b.scalars, t.tcm.alignment_bytes);
+  p.tcm_used = round_up_u32(p.tcm_used + b.gain + b.scalars, t.tcm.alignment_bytes);
   return p;
 }
 
@@ -79,7 +78,7 @@ double estimate_norm_linear_cycles(const NormLinearSpec& s, const MatmulPlan& p,
   double cycles = norm;
   for (size_t i = 0; i < s.outs.size(); ++i) {
     const MatmulSpec m = s.projection(i);
-    auto own = block_matmul(m, t, p.nb, std::min(p.R, round_up(m.out, p.T) / p.T), p.kc);
+    auto own = block_matmul(m, t, p.nb, std::min(p.R, round_up_u32(m.out, p.T) / p.T), p.kc);
     if (!own.ok()) return INFINITY;
     cycles += estimate_matmul_cycles(m, *own, t) - x_load;  // X is loaded once, for every projection
   }

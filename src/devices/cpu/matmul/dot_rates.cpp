@@ -23,6 +23,7 @@ constexpr long kIterations = 20000;
 constexpr int kRounds = 5;
 constexpr double kInstructionsPerRound = double(kIterations) * kDotRateAccumulators;
 
+#if defined(TANDEM_MATMUL_X86)
 DotRates measure_avx512_dot_rates() {
   auto seconds = [](float (*loop)(long)) {
     volatile float sink = 0;
@@ -38,6 +39,9 @@ DotRates measure_avx512_dot_rates() {
   }
   return {kInstructionsPerRound * 16 / fp32, kInstructionsPerRound * 32 / bf16};
 }
+#else
+DotRates measure_avx512_dot_rates() { return {}; }  // bf16_gemm_available() is false off x86-64
+#endif
 
 bool bf16_faster(const DotRates& r) { return r.bf16_dot_macs > 1.25 * r.fp32_fma_macs; }
 

@@ -65,7 +65,8 @@ void matmul_group(ThreadPool& pool, std::span<const MatmulTarget> targets, const
 // (>= W.rows); y: m rows, stride ldy (>= W.cols).
 void weighted_row_sum(const WeightView& w, const float* p, int64_t m, int64_t ldp, float* y, int64_t ldy);
 
-// Which implementation matmul dispatches to on this CPU ("avx512", "avx2", "portable").
+// Which implementation matmul dispatches to on this CPU ("avx512", "avx2", "neon", "neon+dotprod",
+// "neon+dotprod+i8mm", "portable").
 const char* matmul_isa();
 
 // Arithmetic of the prefill GEMM (m >= kBf16MinRows) on CPUs with AVX512-BF16.

@@ -17,6 +17,11 @@ const char* isa_name(MatmulIsa isa) {
   switch (isa) {
     case MatmulIsa::kAvx512: return "avx512";
     case MatmulIsa::kAvx2: return "avx2";
+    case MatmulIsa::kNeon: {
+      // The int8 instructions the decode and prefill kernels take on top of plain Advanced SIMD.
+      const CpuFeatures& f = cpu_features();
+      return f.i8mm && f.dotprod ? "neon+dotprod+i8mm" : f.dotprod ? "neon+dotprod" : "neon";
+    }
     case MatmulIsa::kPortable: break;
   }
   return "portable";
@@ -28,9 +33,23 @@ bool isa_available(MatmulIsa isa) {
   switch (isa) {
     case MatmulIsa::kAvx512: return avx2 && f.avx512f && f.avx512bw && f.avx512vl;
     case MatmulIsa::kAvx2: return avx2;
+    case MatmulIsa::kNeon: return f.neon;
     case MatmulIsa::kPortable: break;
   }
   return true;
+}
+
+const IsaKernels& kernels_of(MatmulIsa isa) {
+  switch (isa) {
+#if defined(TANDEM_MATMUL_X86)
+    case MatmulIsa::kAvx512: return avx512_kernels();
+    case MatmulIsa::kAvx2: return avx2_kernels();
+#elif defined(TANDEM_MATMUL_ARM64)
+    case MatmulIsa::kNeon: return neon_kernels();
+#endif
+    default: break;
+  }
+  return portable_kernels();
 }
 
 bool bf16_gemm_available() { return isa_available(MatmulIsa::kAvx512) && cpu_features().avx512bf16; }
@@ -44,6 +63,7 @@ bool bf16_gemm_applies(MatmulIsa isa, GemmPrecision precision) {
   return isa == MatmulIsa::kAvx512 && bf16_gemm_available() && bf16_gemm_taken(precision);
 }
 
+#if defined(TANDEM_MATMUL_X86)
 bool packed_decode_available() { return isa_available(MatmulIsa::kAvx2); }
 
 extern const PackedDecodeKernels kAvx512VnniPacked;
@@ -53,11 +73,31 @@ extern const PackedDecodeKernels kAvx2Packed;
 const PackedDecodeKernels& packed_kernels(MatmulIsa isa) {
   return isa == MatmulIsa::kAvx512 && cpu_features().avx512vnni ? kAvx512VnniPacked : kAvx2Packed;
 }
+#elif defined(TANDEM_MATMUL_ARM64)
+bool packed_decode_available() { return isa_available(MatmulIsa::kNeon); }
+
+extern const PackedDecodeKernels kNeonI8mmPacked;
+extern const PackedDecodeKernels kNeonDotprodPacked;
+extern const PackedDecodeKernels kNeonPacked;
+// SMMLA for pairs of activation rows and SDOT for single ones where the core has both; SDOT alone;
+// else plain Advanced SIMD products (same layout, same integer sums on every path).
+const PackedDecodeKernels& packed_kernels(MatmulIsa) {
+  const CpuFeatures& f = cpu_features();
+  return f.dotprod && f.i8mm ? kNeonI8mmPacked : f.dotprod ? kNeonDotprodPacked : kNeonPacked;
+}
+#else
+bool packed_decode_available() { return false; }
+const PackedDecodeKernels& packed_kernels(MatmulIsa) {
+  std::fprintf(stderr, "tandem: packed_kernels() called where packed_decode_available() is false\n");
+  std::abort();
+}
+#endif
 
 MatmulIsa best_isa() {
   static const MatmulIsa isa = [] {
     if (isa_available(MatmulIsa::kAvx512)) return MatmulIsa::kAvx512;
     if (isa_available(MatmulIsa::kAvx2)) return MatmulIsa::kAvx2;
+    if (isa_available(MatmulIsa::kNeon)) return MatmulIsa::kNeon;
     return MatmulIsa::kPortable;
   }();
   return isa;
@@ -93,9 +133,7 @@ void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const
     for (int64_t i = 0; i < m; ++i) std::memset(y + i * ldy, 0, size_t(w.rows) * sizeof(float));
     return;
   }
-  const IsaKernels& kernels = isa == MatmulIsa::kAvx512 ? avx512_kernels()
-                              : isa == MatmulIsa::kAvx2 ? avx2_kernels()
-                                                        : portable_kernels();
+  const IsaKernels& kernels = kernels_of(isa);
   const int t = weight_type_index(w.type);
   const bool packed = takes_packed(isa, w);
   if (t < 0 && !(packed && (m <= kGemvMaxM || precision != GemmPrecision::kFp32))) {
@@ -116,12 +154,14 @@ void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const
     run_packed_gemm(pool, args, packed_kernels(isa));
     return;
   }
+#if defined(TANDEM_MATMUL_X86)
   if (m >= kBf16MinRows && bf16_gemm_applies(isa, precision)) {
     if (const GemmKernels* bf16 = avx512_bf16_gemm(w.type)) {
       run_gemm(pool, args, *bf16);
       return;
     }
   }
+#endif
   run_gemm(pool, args, kernels.gemm[t]);
 }
 
@@ -141,9 +181,7 @@ void matmul_group_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool,
   }
   MatmulArgs args[kMaxGroup];
   GemvFn fns[kMaxGroup];
-  const IsaKernels& kernels = isa == MatmulIsa::kAvx512 ? avx512_kernels()
-                              : isa == MatmulIsa::kAvx2 ? avx2_kernels()
-                                                        : portable_kernels();
+  const IsaKernels& kernels = kernels_of(isa);
   for (size_t i = 0; i < targets.size(); ++i) {
     args[i] = {targets[i].w, x, m, ldx, targets[i].y, targets[i].ldy};
     fns[i] = packed ? nullptr : kernels.gemv[weight_type_index(targets[i].w.type)];
@@ -207,9 +245,13 @@ void weighted_row_sum_with(MatmulIsa isa, const WeightView& w, const float* p, i
   const int t = weight_type_index(w.type);
   if (t < 0) return row_sum_portable(args);  // the KV cache's types all have kernels; any other is correct here
   switch (isa) {
+#if defined(TANDEM_MATMUL_X86)
     case MatmulIsa::kAvx512: return kAvx512RowSum[t](args);
     case MatmulIsa::kAvx2: return kAvx2RowSum[t](args);
-    case MatmulIsa::kPortable: break;
+#elif defined(TANDEM_MATMUL_ARM64)
+    case MatmulIsa::kNeon: return kNeonRowSum[t](args);
+#endif
+    default: break;
   }
   row_sum_portable(args);
 }

@@ -18,7 +18,14 @@
 
 namespace tandem::cpu::detail {
 
-enum class MatmulIsa { kPortable, kAvx2, kAvx512 };
+// The kernel families of each architecture; a build holds its own architecture's (x86-64 or
+// aarch64) and the portable oracle, and isa_available() is false for the other's.
+enum class MatmulIsa { kPortable, kAvx2, kAvx512, kNeon };
+#if defined(__x86_64__)
+#define TANDEM_MATMUL_X86 1
+#elif defined(__aarch64__)
+#define TANDEM_MATMUL_ARM64 1
+#endif
 
 const char* isa_name(MatmulIsa isa);
 bool isa_available(MatmulIsa isa);  // the CPU (as cpu_features() reports it) can run it
@@ -99,6 +106,9 @@ void dequantize_range(const WeightView& w, int64_t row, int64_t k0, int64_t n, f
 const IsaKernels& portable_kernels();
 const IsaKernels& avx2_kernels();
 const IsaKernels& avx512_kernels();
+const IsaKernels& neon_kernels();
+// The table of an available ISA (the portable one for kPortable).
+const IsaKernels& kernels_of(MatmulIsa isa);
 // bf16-activation GEMM for BF16, Q8_0, Q4_0 (exact in bf16) and F16 (rounded); null elsewhere.
 const GemmKernels* avx512_bf16_gemm(DType t);
 
@@ -116,6 +126,7 @@ void row_sum_portable(const RowSumArgs& a);
 // Per-ISA tables, indexed by weight_type_index().
 extern const RowSumFn kAvx512RowSum[5];
 extern const RowSumFn kAvx2RowSum[5];
+extern const RowSumFn kNeonRowSum[5];
 // weighted_row_sum on an explicit path (tests); the ISA must be available.
 void weighted_row_sum_with(MatmulIsa isa, const WeightView& w, const float* p, int64_t m, int64_t ldp, float* y,
                            int64_t ldy);

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The aarch64 stage of test-all.sh (needs scripts/install-deps.sh --arm64 and the release build):
+# cross-builds tandem and matmul_test, runs the matmul kernels' tests under qemu for three CPU
+# models (the three kernel paths), then compares greedy tokens with the x86-64 build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake --preset arm64-release -DTANDEM_WERROR=ON >/dev/null
+cmake --build --preset arm64-release --target tandem matmul_test
+BIN=build/arm64-release/bin
+for cpu in cortex-a53 neoverse-n1 max; do
+  echo "-- matmul_test under qemu -cpu $cpu"
+  # The kernel paths against the fp64 reference: every type on the NEON GEMV/GEMM, every packed
+  # type on the int8 path of this CPU model (plain NEON, SDOT, SMMLA).
+  QEMU_CPU=$cpu qemu-aarch64 $BIN/matmul_test --gtest_brief=1 \
+    --gtest_filter='*MatmulTest.MatchesReference*:*PackedDecode.*:*DequantizedTypes.*:MatmulApi.PicksTheBestIsaOfThisCpu'
+done
+bash tests/arm64/greedy_tokens_match.sh build/release/bin/tandem $BIN/tandem "${TANDEM_SHARED_DIR:-../shared}" \
+  build/arm64-release/greedy-tokens cortex-a53 neoverse-n1 max
