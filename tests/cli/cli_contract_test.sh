@@ -43,6 +43,13 @@ check "bench json tg_tok_s" grep -q '"tg_tok_s":' <<<"$json"
 table=$("$TANDEM" bench -m "$M" -p 16 -n 4 -r 2 2>/dev/null)
 check "bench table rows" grep -q "pp16" <<<"$table"
 
+# The OpenCL library is loaded at run time: without one, the opencl device is "no" with the paths
+# tried and what to install, the others stay, and the cpu still runs.
+nocl=$(TANDEM_OPENCL_LIBRARY=/nonexistent/libOpenCL.so "$TANDEM" devices 2>&1)
+check "no OpenCL library: said" grep -q "^| opencl .* no .*no OpenCL library found (tried /nonexistent/libOpenCL.so" <<<"$nocl"
+check "no OpenCL library: cpu stays" grep -q "^| cpu .* yes" <<<"$nocl"
+check "no OpenCL library: run works" bash -c "TANDEM_OPENCL_LIBRARY=/nonexistent/libOpenCL.so \"$TANDEM\" run -m \"$M\" --prompt-ids '1 2 3' -n 2 --temp 0 --ids >/dev/null"
+
 # GPU + NPU at once: the tokens of the cpu, the report on stderr with -v, the report in bench JSON,
 # and an injected NPU run failure that changes nothing but the warning.
 if "$TANDEM" devices 2>/dev/null | grep -q "^| opencl"; then
