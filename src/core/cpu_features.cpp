@@ -60,7 +60,7 @@ const CpuFeatures& cpu_features() {
 #endif
     // Tests and comparisons can force a lower path: TANDEM_CPU_ISA=avx2 (the AVX2 kernels, as on a
     // CPU without AVX-512), avx512 (no VNNI: its decode takes the AVX2 int8 kernels), neon (no
-    // dot product: plain Advanced SIMD), dotprod (no i8mm) or portable; TANDEM_CPU_PORTABLE=1 is the
+    // dot product, no fp16 arithmetic: plain Advanced SIMD), dotprod (no i8mm) or portable; TANDEM_CPU_PORTABLE=1 is the
     // older spelling of portable. A name that does not lower anything on this CPU changes nothing.
     if (const char* e = std::getenv("TANDEM_CPU_PORTABLE"); e && *e == '1') f = CpuFeatures{};
     if (const char* e = std::getenv("TANDEM_CPU_ISA")) {
@@ -68,7 +68,7 @@ const CpuFeatures& cpu_features() {
       if (isa == "portable") f = CpuFeatures{};
       if (isa == "avx2") f.avx512f = f.avx512bw = f.avx512vl = f.avx512vnni = f.avx512bf16 = false;
       if (isa == "avx512") f.avx512vnni = false;
-      if (isa == "neon") f.dotprod = f.i8mm = false;
+      if (isa == "neon") f.fp16_arith = f.dotprod = f.i8mm = false;
       if (isa == "dotprod") f.i8mm = false;
       if (!isa.empty() && isa != "portable" && isa != "avx2" && isa != "avx512" && isa != "neon" && isa != "dotprod")
         std::fprintf(stderr, "tandem: TANDEM_CPU_ISA=%s is none of portable, avx2, avx512, neon, dotprod; ignored\n", e);

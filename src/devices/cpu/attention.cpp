@@ -8,6 +8,7 @@
 
 #include "core/half.h"
 #include "core/thread_pool.h"
+#include "devices/cpu/matmul/kv_products.h"
 #include "devices/cpu/matmul/matmul.h"
 #include "devices/cpu/ops.h"
 
@@ -129,7 +130,8 @@ void attention_pages(ThreadPool& pool, const float* q, int64_t ldq, const KvGeom
         // scores = Q K^T: the head's keys are rows a fixed stride apart in either layout, a typed
         // "weight" of n_kv rows read once for the whole group.
         float* sc = grown(s.scores, size_t(m * n_kv));
-        matmul(inline_pool, WeightView{g.type, keys, n_kv, hd, size_t(g.token_stride_bytes())}, qg, m, hd, sc, n_kv);
+        key_scores(inline_pool, WeightView{g.type, keys, n_kv, hd, size_t(g.token_stride_bytes())}, qg, m, hd, sc,
+                   n_kv);
         for (int gi = 0; gi < group; ++gi)
           for (int i = i0; i < i1; ++i)
             normalize_scores(sc + (int64_t(gi) * rows + i - i0) * n_kv, i, n_past, int(n_kv), scale, how);
@@ -141,7 +143,7 @@ void attention_pages(ThreadPool& pool, const float* q, int64_t ldq, const KvGeom
           std::fill(og, og + m * hd, 0.0f);
           WeightView head_values = values;
           head_values.rows = n_kv;
-          weighted_row_sum(head_values, sc, m, n_kv, og, hd);
+          value_sums(head_values, sc, m, n_kv, og, hd);
         }
         for (int gi = 0; gi < group; ++gi)
           for (int i = i0; i < i1; ++i)

@@ -5,6 +5,7 @@
 #include <span>
 
 #include "devices/cpu/attention.h"
+#include "devices/cpu/matmul/kv_products.h"
 #include "devices/cpu/matmul/matmul.h"
 #include "devices/cpu/ops.h"
 #include "model/gguf/gguf.h"
@@ -12,7 +13,8 @@
 namespace tandem::devices {
 DeviceCaps CpuDevice::caps() const {
   DeviceCaps caps{DeviceKind::kCpu, true, true, false,
-                  std::string("matmul isa ") + cpu::matmul_isa() + ", prefill " + cpu::prefill_arithmetic() + ", " +
+                  std::string("matmul isa ") + cpu::matmul_isa() + ", prefill " + cpu::prefill_arithmetic() +
+                      ", f16 kv " + cpu::kv_f16_arithmetic() + ", " +
                       std::to_string(pool_.size()) + " threads"};
   caps.one_job_projections = true;
   return caps;
