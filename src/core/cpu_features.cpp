@@ -60,8 +60,9 @@ const CpuFeatures& cpu_features() {
 #endif
     // Tests and comparisons can force a lower path: TANDEM_CPU_ISA=avx2 (the AVX2 kernels, as on a
     // CPU without AVX-512), avx512 (no VNNI: its decode takes the AVX2 int8 kernels), neon (no
-    // dot product, no fp16 arithmetic: plain Advanced SIMD), dotprod (no i8mm) or portable; TANDEM_CPU_PORTABLE=1 is the
-    // older spelling of portable. A name that does not lower anything on this CPU changes nothing.
+    // dot product, no fp16 arithmetic: plain Advanced SIMD), dotprod (no i8mm) or portable;
+    // TANDEM_CPU_PORTABLE=1 is the older spelling of portable. A name that does not lower anything
+    // on this CPU changes nothing.
     if (const char* e = std::getenv("TANDEM_CPU_PORTABLE"); e && *e == '1') f = CpuFeatures{};
     if (const char* e = std::getenv("TANDEM_CPU_ISA")) {
       const std::string isa = e;
