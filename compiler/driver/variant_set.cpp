@@ -14,6 +14,7 @@
 #include "compiler/api/npu_compiler.h"
 #include "compiler/driver/job_queue.h"
 #include "core/dtype.h"
+#include "core/interrupt.h"
 #include "npu/executor.h"
 #include "npu/oplib/elementwise_check.h"
 #include "npu/oplib/kv_cache.h"
@@ -327,6 +328,9 @@ Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const Mod
 
   std::optional<Compiled> in_flight;  // compiled, its checks running
   for (size_t vi = 0; vi < variants.size(); ++vi) {
+    // Ctrl-C (an InterruptScope in the caller): stop between variants; the writer removes what it
+    // wrote, so the folder keeps its old cache or none.
+    if (interrupted()) return IoError(o.out_dir + ": compile interrupted; no cache written");
     const Variant& v = variants[vi];
     const auto t0 = std::chrono::steady_clock::now();
     CompileOptions co;

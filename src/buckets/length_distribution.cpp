@@ -7,6 +7,8 @@
 #include <map>
 #include <sstream>
 
+#include "core/file_io.h"
+
 namespace tandem::buckets {
 
 namespace {
@@ -105,8 +107,8 @@ Result<LengthDistribution> LengthDistribution::parse(const std::string& spec) {
 }
 
 Result<LengthDistribution> LengthDistribution::load_histogram(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return IoError(path + ": cannot open the length histogram");
+  TANDEM_ASSIGN_OR_RETURN(const std::string text, read_regular_file(path, size_t(64) << 20, "the length histogram"));
+  std::istringstream in(text);
   std::vector<std::pair<int64_t, double>> w;
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {

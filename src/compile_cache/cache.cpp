@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "compile_cache/sha256.h"
+#include "core/file_io.h"
 
 namespace tandem::compile_cache {
 
@@ -20,14 +19,8 @@ CacheKey key_for(std::string model_hash, const npu::TargetModel& t, std::string 
 }
 
 namespace {
-Result<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError(path + ": cannot open");
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) return IoError(path + ": read error");
-  return s.str();
-}
+// A manifest lists a few hundred programs in a few hundred KB; anything near this is not one.
+constexpr size_t kMaxManifestBytes = size_t(64) << 20;
 }  // namespace
 
 Result<std::string> CacheWriter::add_program(const npu::Program& p, ProgramEntry e) {
@@ -46,17 +39,23 @@ std::optional<std::string> CacheWriter::stored(const std::string& sha256, const 
 Result<std::string> CacheWriter::add_serialized(const std::string& program_name, const std::vector<uint8_t>& bytes,
                                                 const std::string& hash, ProgramEntry e) {
   if (auto name = stored(hash, e)) return *name;
-  std::error_code ec;
-  fs::create_directories(fs::path(dir_) / "programs", ec);
-  if (ec) return IoError(dir_ + "/programs: cannot create: " + ec.message());
+  for (const fs::path& folder : {fs::path(dir_), fs::path(dir_) / "programs"}) {
+    std::error_code ec;
+    if (fs::is_directory(folder, ec)) continue;
+    fs::create_directory(folder, ec);
+    if (ec) return IoError(folder.string() + ": cannot create the compile cache folder: " + ec.message());
+    created_.push_back(folder.string());
+  }
   e.name = program_name + "-" + hash.substr(0, 12);
   e.file = "programs/" + e.name + ".tnpu";
   e.sha256 = hash;
   e.bytes = bytes.size();
   const std::string path = dir_ + "/" + e.file;
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-  if (!out.good()) return IoError(path + ": cannot write");
+  std::error_code ec;
+  const bool existed = fs::exists(path, ec);
+  TANDEM_RETURN_IF_ERROR(write_file_atomically(
+      path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), "a compiled program"));
+  if (!existed) created_.push_back(path);
   manifest_.programs.push_back(e);
   return e.name;
 }
@@ -65,16 +64,27 @@ Status CacheWriter::finish() {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) return IoError(dir_ + ": cannot create: " + ec.message());
-  const std::string path = dir_ + "/manifest.json";
-  std::ofstream out(path, std::ios::binary);
-  out << manifest_.to_json_text();
-  if (!out.good()) return IoError(path + ": cannot write");
+  TANDEM_RETURN_IF_ERROR(write_file_atomically(dir_ + "/manifest.json", manifest_.to_json_text(), "the compile cache manifest"));
+  finished_ = true;
   return Status::Ok();
+}
+
+CacheWriter::~CacheWriter() {
+  if (finished_) return;
+  // Newest first: the folders (made before their files) go last, and only when empty.
+  for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
+    std::error_code ec;
+    if (fs::is_directory(*it, ec)) {
+      if (fs::is_empty(*it, ec)) fs::remove(*it, ec);
+    } else {
+      fs::remove(*it, ec);
+    }
+  }
 }
 
 Result<CompileCache> CompileCache::open_any(const std::string& dir) {
   const std::string path = dir + "/manifest.json";
-  TANDEM_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  TANDEM_ASSIGN_OR_RETURN(std::string text, read_regular_file(path, kMaxManifestBytes, "the compile cache manifest"));
   CompileCache c;
   c.dir_ = dir;
   TANDEM_ASSIGN_OR_RETURN(c.manifest_, Manifest::from_json_text(text, path));
@@ -170,11 +180,19 @@ const ProgramEntry* CompileCache::find_norm_linear(uint32_t rows, uint32_t in, c
 
 Result<npu::Program> CompileCache::load(const ProgramEntry& e) const {
   const std::string path = dir_ + "/" + e.file;
-  TANDEM_ASSIGN_OR_RETURN(std::string bytes, read_file(path));
+  // Read no more than the manifest says the program is: a program swapped for a FIFO, a device or
+  // a huge file is refused without blocking or filling memory. Every failure here is the cache
+  // not being what was compiled: refused (DataLoss), never worked around.
+  Result<std::string> read = read_regular_file(path, e.bytes, "a compiled program");
+  if (!read.ok()) return DataLoss(read.status().message() + "; refusing the compile cache (recompile with tandem compile)");
+  const std::string& bytes = *read;
+  if (bytes.size() != e.bytes)
+    return DataLoss(path + ": " + std::to_string(bytes.size()) + " bytes where the manifest recorded " +
+                    std::to_string(e.bytes) + "; refusing to run a modified program (recompile with tandem compile)");
   const std::string hash = sha256_hex(bytes.data(), bytes.size());
   if (hash != e.sha256)
-    return InvalidArgument(path + ": SHA-256 " + hash + " does not match the manifest's " + e.sha256 +
-                           "; refusing to run a modified program");
+    return DataLoss(path + ": SHA-256 " + hash + " does not match the manifest's " + e.sha256 +
+                    "; refusing to run a modified program (recompile with tandem compile)");
   auto p = npu::deserialize(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   if (!p.ok()) return InvalidArgument(path + ": " + p.status().message());
   return p;

@@ -26,9 +26,15 @@ std::string target_hash(const npu::TargetModel& t);
 // The key of a cache for this model (its SHA-256), target and quant config, by this compiler.
 CacheKey key_for(std::string model_hash, const npu::TargetModel& t, std::string quant_config);
 
+// Programs are written as they are compiled and manifest.json last, each file atomically. A writer
+// destroyed before finish() (an error, a full disk, Ctrl-C) removes the program files it created,
+// so a cache folder holds a manifest and its programs, or what it held before.
 class CacheWriter {
  public:
   explicit CacheWriter(std::string dir) : dir_(std::move(dir)) {}
+  ~CacheWriter();
+  CacheWriter(const CacheWriter&) = delete;
+  CacheWriter& operator=(const CacheWriter&) = delete;
   // Writes the program (binary format) unless an identical one is already stored, and returns its
   // entry's name. Programs are content-addressed: identical programs of different variants share
   // one file.
@@ -44,6 +50,8 @@ class CacheWriter {
  private:
   std::string dir_;
   Manifest manifest_;
+  std::vector<std::string> created_;  // files and folders this writer made, removed unless finished
+  bool finished_ = false;
 };
 
 class CompileCache {

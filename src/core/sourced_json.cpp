@@ -1,8 +1,8 @@
 #include "core/sourced_json.h"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
+
+#include "core/file_io.h"
 
 namespace tandem {
 
@@ -60,6 +60,17 @@ double SourcedJsonReader::number(const std::string& path, bool integer, bool all
     return 0;
   }
   return d;
+}
+
+int64_t SourcedJsonReader::integer(const std::string& path, int64_t lo, int64_t hi) {
+  const double d = number(path, true, lo <= 0);
+  if (!status_.ok()) return lo;
+  if (d < double(lo) || d > double(hi)) {
+    fail("field '" + path + ".value' must be an integer in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " +
+         clip(find(path)->at("value").dump()));
+    return lo;
+  }
+  return int64_t(d);
 }
 
 std::string SourcedJsonReader::source_of(const std::string& path) const {
@@ -131,11 +142,8 @@ Result<json> parse_json_text(std::string_view text, const std::string& file) {
 }
 
 Result<std::string> read_text_file(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError(path + ": cannot open " + what);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  // Descriptions, plans and cost databases are kilobytes; the bound stops a device or a runaway file.
+  return read_regular_file(path, size_t(64) << 20, what);
 }
 
 }  // namespace tandem

@@ -5,6 +5,7 @@
 // errors too (a typo must not silently fall back to a default).
 #pragma once
 
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
@@ -22,6 +23,9 @@ class SourcedJsonReader {
   // A {"value", "source"} leaf at a dotted path. The value must be finite and > 0 (>= 0 with
   // allow_zero); integer: integral too. Returns 0 after an error.
   double number(const std::string& path, bool integer = false, bool allow_zero = false);
+  // A sourced integer leaf in [lo, hi] (the documented range, named in the error); lo after an
+  // error. Range-checked before any cast, so 2^31 or 1e12 is an error, never a wrapped int.
+  int64_t integer(const std::string& path, int64_t lo, int64_t hi);
   // The "source" text of a leaf read with number() (empty if none).
   std::string source_of(const std::string& path) const;
   // A non-empty string at a dotted path (plain, not a sourced leaf).

@@ -9,7 +9,9 @@
 
 namespace tandem {
 
-enum class StatusCode { kOk, kInvalidArgument, kNotFound, kIoError, kUnsupported, kOutOfRange, kInternal };
+// kDataLoss: stored data failed its integrity check (a compiled program whose bytes changed):
+// refused outright, never worked around.
+enum class StatusCode { kOk, kInvalidArgument, kNotFound, kIoError, kUnsupported, kOutOfRange, kInternal, kDataLoss };
 
 class [[nodiscard]] Status {
  public:
@@ -33,6 +35,7 @@ inline Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m
 inline Status Unsupported(std::string m) { return {StatusCode::kUnsupported, std::move(m)}; }
 inline Status OutOfRange(std::string m) { return {StatusCode::kOutOfRange, std::move(m)}; }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status DataLoss(std::string m) { return {StatusCode::kDataLoss, std::move(m)}; }
 
 // A value or the Status explaining why there is none.
 template <class T>

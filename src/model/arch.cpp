@@ -1,6 +1,7 @@
 #include "model/arch.h"
 
 #include <cmath>
+#include <cstdio>
 #include <numbers>
 #include <sstream>
 
@@ -285,11 +286,8 @@ Result<ModelConfig> read_model_config(const gguf::GgufFile& f) {
     c.rms_eps = float(eps);
   }
   if (f.find(p + "rope.freq_base")) {
-    TANDEM_ASSIGN_OR_RETURN(double base, f.get_float(p + "rope.freq_base"));
-    if (!(base > 1)) {
-      return InvalidArgument(f.path() + ": " + p + "rope.freq_base: " + std::to_string(base) +
-                             " must be > 1");
-    }
+    // (1, 1e12]: +inf or a value past fp32's range would make every rotation angle 0 or NaN.
+    TANDEM_ASSIGN_OR_RETURN(double base, float_key(f, p + "rope.freq_base", 1.0 + 1e-6, 1e12));
     c.rope_base = float(base);
   }
 
@@ -361,6 +359,20 @@ Result<ModelConfig> read_model_config(const gguf::GgufFile& f) {
                            std::to_string(embd->dims[1]) + " rows is too large");
   }
   c.n_vocab = int(embd->dims[1]);
+  // The vocabulary size a converter wrote must agree with the embedding: more tokens than rows
+  // would index past it. Fewer is a padded embedding (rows no token names), which llama.cpp loads.
+  if (f.find(p + "vocab_size")) {
+    TANDEM_ASSIGN_OR_RETURN(int64_t declared, f.get_int(p + "vocab_size"));
+    if (declared < 1 || declared > int64_t(c.n_vocab)) {
+      return InvalidArgument(f.path() + ": " + p + "vocab_size: " + std::to_string(declared) +
+                             " does not fit token_embd.weight's " + std::to_string(c.n_vocab) + " rows (1.." +
+                             std::to_string(c.n_vocab) + ")");
+    }
+    if (declared < int64_t(c.n_vocab)) {
+      std::fprintf(stderr, "tandem: warning: %s: %svocab_size %lld is below token_embd.weight's %d rows (a padded embedding)\n",
+                   f.path().c_str(), p.c_str(), static_cast<long long>(declared), c.n_vocab);
+    }
+  }
   c.tied_embeddings = info->tied_only || f.find_tensor("output.weight") == nullptr;
   if (describe_arch(c.arch).fused_tensors) {
     c.fused_qkv = f.find_tensor("blk.0.attn_qkv.weight") != nullptr;

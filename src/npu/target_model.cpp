@@ -29,21 +29,21 @@ Result<TargetModel> parse(const json& root, const std::string& file) {
   t.file = file;
   t.name = r.string("name");
   auto& m = t.matrix;
-  m.tile_dim = int(r.number("matrix.tile_dim", true));
-  m.arrays = int(r.number("matrix.arrays", true));
+  m.tile_dim = int(r.integer("matrix.tile_dim", 1, 256));
+  m.arrays = int(r.integer("matrix.arrays", 1, 1024));
   m.clock_hz = r.number("matrix.clock_hz", false);
   m.stream_rows_per_cycle = r.number("matrix.stream_rows_per_cycle", false);
   m.stationary_load_bytes_per_cycle = r.number("matrix.stationary_load_bytes_per_cycle", false);
   m.pipeline_fill_drain_cycles = r.number("matrix.pipeline_fill_drain_cycles", false);
-  t.tcm.bytes = uint64_t(r.number("tcm.bytes", true));
-  t.tcm.alignment_bytes = uint32_t(r.number("tcm.alignment_bytes", true));
-  t.dma.channels = int(r.number("dma.channels", true));
+  t.tcm.bytes = uint64_t(r.integer("tcm.bytes", 1, int64_t(1) << 31));
+  t.tcm.alignment_bytes = uint32_t(r.integer("tcm.alignment_bytes", 1, 1 << 20));
+  t.dma.channels = int(r.integer("dma.channels", 1, 256));
   t.dma.bandwidth_bytes_per_s = r.number("dma.bandwidth_bytes_per_s", false);
   t.dma.setup_cycles = r.number("dma.setup_cycles", false);
   t.dma.row_cycles = r.number("dma.row_cycles", false);
   t.ddr_single_processor_bytes_per_s = r.number("ddr.single_processor_bytes_per_s", false);
-  t.vector.width_bits = int(r.number("vector.width_bits", true));
-  t.vector.units = int(r.number("vector.units", true));
+  t.vector.width_bits = int(r.integer("vector.width_bits", 16, 1 << 16));
+  t.vector.units = int(r.integer("vector.units", 1, 1024));
   t.vector.startup_cycles = r.number("vector.startup_cycles", false);
   for (int i = 0; i < kNumVecOps; ++i)
     t.vector.op_cycles_per_vector[i] = r.number("vector.op_cycles_per_vector." + std::string(kVecOpNames[i]), false);
@@ -62,7 +62,6 @@ Result<TargetModel> parse(const json& root, const std::string& file) {
   if (!r.status().ok()) return r.status();
 
   // Cross-field consistency.
-  if (m.tile_dim > 256) return InvalidArgument(file + ": field 'matrix.tile_dim' must be <= 256, got " + std::to_string(m.tile_dim));
   if (t.vector.width_bits % 16 != 0)
     return InvalidArgument(file + ": field 'vector.width_bits' must be a multiple of 16, got " + std::to_string(t.vector.width_bits));
   const uint32_t a = t.tcm.alignment_bytes;

@@ -11,6 +11,7 @@
 
 #include "compile_cache/sha256.h"
 #include "core/dtype.h"
+#include "core/file_io.h"
 
 namespace tandem::planner {
 
@@ -49,11 +50,12 @@ namespace {
 
 // The cost DB in `path` if it was made for exactly `key`; else why not.
 Result<CostDb> read_cached(const std::string& path, const ProfileCacheKey& key) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return NotFound("none cached for these devices and shapes");
-  std::stringstream text;
-  text << f.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  Result<std::string> text = read_regular_file(path, size_t(64) << 20, "the device profile");
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kNotFound) return NotFound("none cached for these devices and shapes");
+    return text.status();
+  }
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || !j.contains("format") || j["format"] != kFormat || !j.contains("key") || !j["key"].is_string() ||
       !j.contains("cost_db") || !j["cost_db"].is_object()) {
     return InvalidArgument(path + ": not a " + std::string(kFormat) + " file");
@@ -80,16 +82,10 @@ Result<CachedProfile> cached_profile(const std::string& dir, const ProfileCacheK
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   nlohmann::json j = {{"format", kFormat}, {"key", key.text}, {"cost_db", nlohmann::json::parse(out.db.to_json())}};
-  // Written aside and renamed, so a run stopped mid-write leaves no half file for the next to read;
-  // the aside is this process's own, so two runs profiling at once each rename a whole file.
-  const std::string partial = out.path + "." + std::to_string(getpid()) + ".partial";
-  std::ofstream f(partial, std::ios::binary | std::ios::trunc);
-  if (ec || !(f << j.dump(1) << "\n") || (f.close(), !f)) {
-    out.why += "; not cached: cannot write " + partial;
-    return out;
-  }
-  std::filesystem::rename(partial, out.path, ec);
-  if (ec) out.why += "; not cached: cannot rename " + partial + ": " + ec.message();
+  // Written aside (a name of this process's own) and renamed, so a run stopped mid-write leaves no
+  // half file for the next to read, and two runs profiling at once each rename a whole file.
+  const Status written = write_file_atomically(out.path, j.dump(1) + "\n", "the device profile");
+  if (!written.ok()) out.why += "; not cached: " + written.message();
   return out;
 }
 

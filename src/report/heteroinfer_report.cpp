@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "core/file_io.h"
 #include "model/gen_model.h"
 #include "planner/plan.h"
 #include "planner/profiler.h"
@@ -488,9 +489,7 @@ Status write_report_files(const std::vector<ReportFile>& files, const std::strin
   std::filesystem::create_directories(dir, ec);
   if (ec) return IoError(dir + ": cannot create the report folder: " + ec.message());
   for (const ReportFile& file : files) {
-    const std::string path = dir + "/" + file.name;
-    std::ofstream out(path, std::ios::binary);
-    if (!(out << file.text)) return IoError(path + ": cannot write");
+    TANDEM_RETURN_IF_ERROR(write_file_atomically(dir + "/" + file.name, file.text, "a report file"));
   }
   return Status::Ok();
 }

@@ -150,9 +150,14 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   }
   devices::Device* npu = h->npu_;
   bool warned = false;
-  auto npu_can_run = [npu, warned](const graph::GraphSpec& spec) mutable {
+  HeteroForward* self = h.get();
+  auto npu_can_run = [npu, warned, self](const graph::GraphSpec& spec) mutable {
     if (!npu) return false;
     Result<devices::PrepareReport> r = npu->prepare(spec);
+    if (!r.ok() && r.status().code() == StatusCode::kDataLoss) {
+      if (self->refused_.ok()) self->refused_ = r.status();
+      return false;
+    }
     // A fused norm + projections is tried where the cache may hold it: without one it runs unfused, unwarned.
     if (!r.ok() && !warned && spec.kind != graph::OpKind::kNormLinear) {
       std::fprintf(stderr, "tandem: warning: npu cannot run %s (%s); that part runs on the GPU\n", spec.key().c_str(),
@@ -230,6 +235,7 @@ double HeteroForward::prepare_seconds() const {
 Status HeteroForward::run_ops(const std::vector<graph::OpCall>& ops) {
   graph_.clear();
   partitioner_->lower_forward(ops, [this](const graph::OpCall& op) { return graph::is_layer_matmul(*model_, op); }, graph_);
+  if (!refused_.ok()) return refused_;
   if (!partitioner_->error().empty()) return Unsupported(partitioner_->error());
   return driver_->run(graph_);
 }

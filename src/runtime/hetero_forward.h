@@ -77,6 +77,9 @@ class HeteroForward final : public DecoderForward {
   std::vector<std::string> flag_devices_;  // devices raising a completion flag in the pool
   HeteroOptions::PlanChoice plan_;         // what choose_plan gave, if it was called
   std::string kv_note_;                    // where the KV lives and why (ExecutionReport::kv)
+  // The first compiled program the npu refused for failing its integrity check: the run stops with
+  // it (a changed program is never worked around by running that part elsewhere).
+  Status refused_;
   std::string device_note_;                // how the set was completed (a static-shape device alone), or ""
   devices::Device* npu_ = nullptr;  // the device in the NPU's role (under any fault injector); null when none
 };

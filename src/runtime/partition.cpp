@@ -13,18 +13,6 @@ using graph::OpKind;
 
 namespace {
 
-struct NamedStrategy {
-  Strategy s;
-  const char* name;
-};
-constexpr NamedStrategy kStrategies[] = {
-    {Strategy::kGpuOnly, "gpu-only"},       {Strategy::kNpuOnly, "npu-only"},
-    {Strategy::kLayer, "layer"},            {Strategy::kWeightCentric, "weight-centric"},
-    {Strategy::kActivationCentric, "activation-centric"}, {Strategy::kMultiTensor, "multi-tensor"},
-    {Strategy::kHybrid, "hybrid"},          {Strategy::kPadding, "padding"},
-    {Strategy::kOnlinePrepare, "online-prepare"}, {Strategy::kNpuPipe, "npu-pipe"},
-};
-
 // Activation rows [r0, r1) of a matmul call, with weight rows [w0, w1).
 OpCall slice(const OpCall& op, int64_t r0, int64_t r1, int64_t w0, int64_t w1) {
   OpCall c = op;
@@ -40,27 +28,6 @@ std::string range(const char* what, int64_t a, int64_t b) {
 }
 
 }  // namespace
-
-const char* strategy_name(Strategy s) {
-  for (const NamedStrategy& n : kStrategies)
-    if (n.s == s) return n.name;
-  return "?";
-}
-
-std::vector<std::string> strategy_names() {
-  std::vector<std::string> out;
-  for (const NamedStrategy& n : kStrategies) out.push_back(n.name);
-  return out;
-}
-
-Result<Strategy> strategy_from_name(const std::string& name) {
-  std::string all;
-  for (const NamedStrategy& n : kStrategies) {
-    if (name == n.name) return n.s;
-    all += (all.empty() ? "" : ", ") + std::string(n.name);
-  }
-  return InvalidArgument("--strategy: '" + name + "' is not a strategy (" + all + ")");
-}
 
 int slot_rows_for(int max_batch, const std::vector<int>& standard_lengths) {
   int rows = 0;

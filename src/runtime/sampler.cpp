@@ -7,11 +7,15 @@
 namespace tandem {
 
 Status SamplerOptions::validate() const {
-  if (!std::isfinite(temperature)) return InvalidArgument("--temp: " + std::to_string(temperature) + " is not finite");
-  if (!(top_p > 0.0f) || !std::isfinite(top_p)) return InvalidArgument("--top-p: " + std::to_string(top_p) + " must be > 0");
-  if (!(min_p >= 0.0f && min_p <= 1.0f)) return InvalidArgument("--min-p: " + std::to_string(min_p) + " must be in [0, 1]");
+  // The documented ranges (run --help); values outside are errors, never quietly "off".
+  if (!(temperature >= 0.0f) || !std::isfinite(temperature)) {
+    return InvalidArgument("--temp: " + std::to_string(temperature) + " must be a finite number >= 0 (0: greedy)");
+  }
+  if (top_k < 0) return InvalidArgument("--top-k: " + std::to_string(top_k) + " must be >= 0 (0: off)");
+  if (!(top_p > 0.0f && top_p <= 1.0f)) return InvalidArgument("--top-p: " + std::to_string(top_p) + " must be in (0, 1] (1: off)");
+  if (!(min_p >= 0.0f && min_p <= 1.0f)) return InvalidArgument("--min-p: " + std::to_string(min_p) + " must be in [0, 1] (0: off)");
   if (!(repeat_penalty > 0.0f) || !std::isfinite(repeat_penalty)) {
-    return InvalidArgument("--repeat-penalty: " + std::to_string(repeat_penalty) + " must be > 0");
+    return InvalidArgument("--repeat-penalty: " + std::to_string(repeat_penalty) + " must be a finite number > 0 (1: off)");
   }
   if (repeat_last_n < 0) return InvalidArgument("--repeat-last-n: " + std::to_string(repeat_last_n) + " must be >= 0");
   return Status::Ok();

@@ -14,10 +14,10 @@
 namespace tandem {
 
 struct SamplerOptions {
-  float temperature = 0.8f;  // <= 0: greedy (argmax)
-  int top_k = 40;            // <= 0: off
-  float top_p = 0.95f;       // >= 1: off
-  float min_p = 0.05f;       // <= 0: off
+  float temperature = 0.8f;  // >= 0; 0: greedy (argmax)
+  int top_k = 40;            // >= 0; 0: off
+  float top_p = 0.95f;       // in (0, 1]; 1: off
+  float min_p = 0.05f;       // in [0, 1]; 0: off
   float repeat_penalty = 1.0f;  // 1: off; > 1 discourages tokens seen in the last repeat_last_n
   int repeat_last_n = 64;
   uint64_t seed = 0;

@@ -58,7 +58,10 @@ Status Session::generate(std::span<const TokenId> prompt, const GenerateOptions&
       break;
     }
     if (on_token && !on_token(next)) break;
-    if (i + 1 == n_predict || n_past >= forward_->context()) break;
+    if (i + 1 == n_predict || n_past >= forward_->context()) {
+      st.stopped_at_context = options.n_predict > i + 1;
+      break;
+    }
     const TokenId one[1] = {next};
     TANDEM_RETURN_IF_ERROR(eval(one, n_past));
     ++n_past;

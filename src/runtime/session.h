@@ -24,6 +24,8 @@ struct GenerateStats {
   double prefill_seconds = 0;
   double decode_seconds = 0;
   bool stopped_at_eog = false;
+  // Generation ended because the context was full, before n_predict tokens.
+  bool stopped_at_context = false;
 };
 
 class Session {

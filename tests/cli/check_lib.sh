@@ -1,6 +1,6 @@
 # What the CLI test scripts share (sourced): `check NAME CONDITION...` counts a pass or prints the
-# failure; `one_line_error TEXT COMMAND...` holds when COMMAND fails with exactly one line on
-# stderr, starting "tandem: error:" and containing TEXT.
+# failure; `one_line_error TEXT COMMAND...` holds when COMMAND fails cleanly (exit 1 or 2: not a
+# signal, not a timeout) with exactly one line on stderr, starting "tandem: error:" and containing TEXT.
 passed=0 failed=0
 check() {
   local name=$1; shift
@@ -10,6 +10,6 @@ one_line_error() {
   local expect_in=$1; shift
   local err rc
   err=$("$@" 2>&1 >/dev/null); rc=$?
-  [ "$rc" -ne 0 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ "$err" == "tandem: error:"* ]] && [[ "$err" == *"$expect_in"* ]] \
+  [ "$rc" -ge 1 ] && [ "$rc" -le 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ "$err" == "tandem: error:"* ]] && [[ "$err" == *"$expect_in"* ]] \
     || { echo "  rc=$rc stderr: $err"; return 1; }
 }

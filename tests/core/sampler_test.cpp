@@ -83,5 +83,33 @@ TEST(Sampler, InvalidOptionsNameTheOption) {
   EXPECT_NE(st.message().find("--min-p"), std::string::npos);
 }
 
+// Values outside the documented ranges are errors, not quietly "off" (issue 21: --temp -1,
+// --top-p 2 and --top-k -5 were accepted).
+TEST(Sampler, OutOfRangeOptionsAreErrors) {
+  struct Case {
+    const char* option;
+    void (*set)(SamplerOptions&);
+  };
+  const Case cases[] = {
+      {"--temp", [](SamplerOptions& o) { o.temperature = -1.0f; }},
+      {"--top-p", [](SamplerOptions& o) { o.top_p = 2.0f; }},
+      {"--top-p", [](SamplerOptions& o) { o.top_p = 0.0f; }},
+      {"--top-k", [](SamplerOptions& o) { o.top_k = -5; }},
+      {"--repeat-last-n", [](SamplerOptions& o) { o.repeat_last_n = -1; }},
+  };
+  for (const Case& c : cases) {
+    SamplerOptions o;
+    c.set(o);
+    const Status st = o.validate();
+    EXPECT_FALSE(st.ok()) << c.option;
+    EXPECT_NE(st.message().find(c.option), std::string::npos) << st.message();
+  }
+  SamplerOptions edges;  // the ends of the ranges are valid
+  edges.temperature = 0.0f;
+  edges.top_k = 0;
+  edges.top_p = 1.0f;
+  EXPECT_TRUE(edges.validate().ok());
+}
+
 }  // namespace
 }  // namespace tandem

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -255,7 +256,13 @@ TEST(GgufRoundTrip, WriterBytesMatchTheSpecLayout) {
     return ::testing::AssertionFailure() << "message lacks '" << fragment << "': " << s.message();
   }
   if (std::ifstream(tmp.path()).good()) return ::testing::AssertionFailure() << "file left behind";
-  if (std::ifstream(tmp.path() + ".partial").good()) return ::testing::AssertionFailure() << "partial file left behind";
+  // The writer's temporary is PATH.partial-PID-N in the same folder.
+  const std::filesystem::path target(tmp.path());
+  for (const auto& entry : std::filesystem::directory_iterator(target.parent_path())) {
+    if (entry.path().filename().string().rfind(target.filename().string() + ".partial", 0) == 0) {
+      return ::testing::AssertionFailure() << "partial file left behind: " << entry.path();
+    }
+  }
   return ::testing::AssertionSuccess();
 }
 

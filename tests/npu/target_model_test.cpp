@@ -118,7 +118,8 @@ TEST(TargetModel, WrongTypesAndValuesAreNamed) {
     EXPECT_NE(r.status().message().find("bad.json"), std::string::npos);
     auto m = TargetModel::load("/nonexistent/x.json");
     ASSERT_FALSE(m.ok());
-    EXPECT_EQ(m.status().code(), StatusCode::kIoError);
+    EXPECT_EQ(m.status().code(), StatusCode::kNotFound);  // core/file_io.h: missing is NotFound
+    EXPECT_NE(m.status().message().find("/nonexistent/x.json"), std::string::npos) << m.status().message();
   }
 }
 

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <vector>
 
+#include "core/interrupt.h"
 #include "devices/cpu/matmul/matmul.h"
 #include "devices/registry.h"
 #include "model/gen_model.h"
@@ -85,7 +86,9 @@ Status run_default_job() {
     g.n_threads = threads;
     ProgressBar bar("      writing");
     g.progress = [&bar](double f) { bar.update(f); };
-    // The writer writes PATH.partial and renames it, so an interrupted run leaves no half model.
+    // The writer writes a temporary beside PATH and renames it, and Ctrl-C stops it between
+    // tensors: an interrupted run leaves no half model.
+    InterruptScope interruptible;
     TANDEM_RETURN_IF_ERROR(generate_model(g, path));
   } else {
     std::printf("[1/5] using the default model at %s\n", path.c_str());

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/file_io.h"
 #include "planner/plan.h"
 #include "tools/tandem/planner_options.h"
 #include "tools/tandem/progress_bar.h"
@@ -44,8 +45,8 @@ Command add_plan(CLI::App& app) {
   soc->excludes(db);
   o->shapes.add_to(sub);
   sub->add_option("--op", o->op, "one matmul: weight OUTxIN (with --seq)");
-  sub->add_option("--seq", o->seq, "activation length N for --op");
-  sub->add_option("--max-len", o->max_len, "plan lengths 1..this")->capture_default_str();
+  sub->add_option("--seq", o->seq, "activation length N for --op, 1..1048576")->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--max-len", o->max_len, "plan lengths 1..this (this in 1..1048576)")->check(CLI::Range(1, 1 << 20))->capture_default_str();
   sub->add_option("--sync", o->sync, "fast | blocking: the handoff cost the solver charges")->capture_default_str();
   sub->add_option("--standard-lengths", o->standard_lengths, "NPU static lengths (with --soc)")->capture_default_str();
   sub->add_option("-o,--output", o->out, "write the plan as JSON");
@@ -102,8 +103,7 @@ Command add_plan(CLI::App& app) {
             }
             TANDEM_ASSIGN_OR_RETURN(planner::Plan plan, planner::build_plan(perf, cost, shapes, o->max_len, sync));
             if (!o->out.empty()) {
-              std::ofstream f(o->out);
-              if (!(f << plan.to_json() << "\n")) return IoError(o->out + ": cannot write the plan");
+              TANDEM_RETURN_IF_ERROR(write_file_atomically(o->out, plan.to_json() + "\n", "the plan"));
             }
             if (o->json) {
               std::cout << plan.to_json() << "\n";

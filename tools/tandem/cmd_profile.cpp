@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/file_io.h"
 #include "devices/registry.h"
 #include "planner/device_profiler.h"
 #include "runtime/device_roles.h"
@@ -20,9 +21,7 @@ namespace tandem::cli {
 namespace {
 
 Status write_text(const std::string& path, const std::string& text, const std::string& what) {
-  std::ofstream f(path);
-  if (!(f << text)) return IoError(path + ": cannot write the " + what);
-  return Status::Ok();
+  return write_file_atomically(path, text, "the " + what);
 }
 
 // handoff: the devices (or units) the sync costs were measured between, or why none was.
@@ -71,8 +70,8 @@ Command add_profile(CLI::App& app) {
   soc->excludes(dev);
   o->shapes.add_to(sub);
   sub->add_option("--standard-lengths", o->standard_lengths, "NPU static sequence lengths")->capture_default_str();
-  sub->add_option("--reps", o->reps, "timed runs per point on real devices (median)")->capture_default_str();
-  sub->add_option("-t,--threads", o->threads, "threads for the devices (0: all cores)");
+  sub->add_option("--reps", o->reps, "timed runs per point on real devices (median), 1..1000")->check(CLI::Range(1, 1000))->capture_default_str();
+  sub->add_option("-t,--threads", o->threads, "threads for the devices, 0..1024 (0: all cores)")->check(CLI::Range(0, 1024));
   sub->add_option("--soc-out", o->soc_out, "with --devices: also write this machine as a SoC description (e.g. data/soc/host.json)");
   sub->add_option("-o,--output", o->out, "cost DB to write")->required();
   return {sub, [o]() -> Status {

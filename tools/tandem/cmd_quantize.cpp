@@ -1,5 +1,6 @@
 #include <cstdio>
 
+#include "core/interrupt.h"
 #include "model/quantize/quantize.h"
 #include "model/quantize/quantize_rules.h"
 #include "tools/tandem/commands.h"
@@ -22,13 +23,14 @@ Command add_quantize(CLI::App& app) {
                                         quantize_target_names())
       ->required();
   sub->add_flag("--pure", o->pure, "every 2-D weight in TYPE (no mix upgrades; 1-D tensors stay as they are)");
-  sub->add_option("-t,--threads", o->threads, "threads for quantizing");
+  sub->add_option("-t,--threads", o->threads, "threads for quantizing, 1..1024")->check(CLI::Range(1, 1024))->capture_default_str();
   return {sub, [o]() -> Status {
             ProgressBar bar("quantize " + o->type);
             QuantizeOptions q;
             q.pure = o->pure;
             q.n_threads = o->threads;
             q.progress = [&bar](double f) { bar.update(f); };
+            InterruptScope interruptible;  // Ctrl-C stops between tensors; the temporary file goes
             TANDEM_ASSIGN_OR_RETURN(const QuantizeSummary s, quantize_model(o->in, o->out, o->type, q));
             std::printf("| %-8s | %7s |\n|----------|--------:|\n", "type", "tensors");
             for (const auto& [type, n] : s.tensors_by_type) std::printf("| %-8s | %7d |\n", std::string(dtype_name(type)).c_str(), n);

@@ -1,6 +1,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "core/interrupt.h"
 #include "runtime/session.h"
 #include "tools/tandem/execution_report_view.h"
 #include "tools/tandem/model_options.h"
@@ -14,7 +15,7 @@ Command add_run(CLI::App& app) {
     DeviceOptions devices;
     std::string prompt, prompt_ids;
     int n_predict = 64;
-    bool print_ids = false, verbose = false;
+    bool print_ids = false, verbose = false, ignore_eos = false;
     SamplerOptions sampler;
   };
   auto o = std::make_shared<Opts>();
@@ -24,15 +25,18 @@ Command add_run(CLI::App& app) {
   auto* p = sub->add_option("-p,--prompt", o->prompt, "prompt text");
   auto* ids = sub->add_option("--prompt-ids", o->prompt_ids, "prompt as token ids, e.g. \"1 2 3\"");
   p->excludes(ids);
-  sub->add_option("-n,--n-predict", o->n_predict, "tokens to generate")->capture_default_str();
-  sub->add_option("--temp", o->sampler.temperature, "temperature (0: greedy)")->capture_default_str();
-  sub->add_option("--top-k", o->sampler.top_k, "top-k (0: off)")->capture_default_str();
-  sub->add_option("--top-p", o->sampler.top_p, "top-p (1: off)")->capture_default_str();
-  sub->add_option("--min-p", o->sampler.min_p, "min-p (0: off)")->capture_default_str();
-  sub->add_option("--repeat-penalty", o->sampler.repeat_penalty, "repetition penalty (1: off)")->capture_default_str();
-  sub->add_option("--repeat-last-n", o->sampler.repeat_last_n, "tokens the penalty looks back")->capture_default_str();
+  sub->add_option("-n,--n-predict", o->n_predict, "tokens to generate, >= 0 (at most what the context leaves)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_option("--temp", o->sampler.temperature, "temperature, >= 0 (0: greedy)")->capture_default_str();
+  sub->add_option("--top-k", o->sampler.top_k, "top-k, >= 0 (0: off)")->capture_default_str();
+  sub->add_option("--top-p", o->sampler.top_p, "top-p, in (0, 1] (1: off)")->capture_default_str();
+  sub->add_option("--min-p", o->sampler.min_p, "min-p, in [0, 1] (0: off)")->capture_default_str();
+  sub->add_option("--repeat-penalty", o->sampler.repeat_penalty, "repetition penalty, > 0 (1: off)")->capture_default_str();
+  sub->add_option("--repeat-last-n", o->sampler.repeat_last_n, "tokens the penalty looks back, >= 0")->capture_default_str();
   sub->add_option("--seed", o->sampler.seed, "sampling seed")->capture_default_str();
   sub->add_flag("--ids", o->print_ids, "print the generated token ids instead of text");
+  sub->add_flag("--ignore-eos", o->ignore_eos, "keep generating past end-of-generation tokens (EOS, end of turn)");
   sub->add_flag("-v,--verbose", o->verbose, "print timings and the memory pool to stderr");
 
   return {sub, [o]() -> Status {
@@ -41,6 +45,7 @@ Command add_run(CLI::App& app) {
             }
             TANDEM_RETURN_IF_ERROR(o->sampler.validate());
             TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<Model> model, Model::load(o->model.model));
+            warn_past_trained_context(*model, o->model.context);
             std::vector<TokenId> prompt;
             if (!o->prompt_ids.empty()) {
               TANDEM_ASSIGN_OR_RETURN(prompt, parse_ids(o->prompt_ids));
@@ -53,22 +58,34 @@ Command add_run(CLI::App& app) {
             std::unique_ptr<Session> session = Session::over(model, std::move(forward));
             GenerateOptions g;
             g.n_predict = o->n_predict;
+            g.stop_at_eog = !o->ignore_eos;
             g.sampler = o->sampler;
             std::vector<TokenId> out;
             GenerateStats st;
+            // Ctrl-C or SIGTERM while generating: stop after the token in hand, print what was
+            // generated, and exit 130/143 (main).
+            InterruptScope interruptible;
             TANDEM_RETURN_IF_ERROR(session->generate(prompt, g, [&](TokenId t) {
               out.push_back(t);
               if (!o->print_ids) {
                 std::cout << model->tokenizer().token_to_piece(t, false) << std::flush;
               }
-              return true;
+              return !interrupted();
             }, &st));
             if (!o->devices.trace.empty()) TANDEM_RETURN_IF_ERROR(session->forward().write_trace(o->devices.trace));
             if (o->print_ids) {
               for (size_t i = 0; i < out.size(); ++i) std::cout << (i ? " " : "") << out[i];
             }
-            std::cout << "\n";
+            std::cout << "\n" << std::flush;
+            if (st.stopped_at_context) {
+              std::fprintf(stderr,
+                           "run: stopped after %d of the %d tokens -n asked for: the context of %d tokens is full "
+                           "(the prompt took %d); a larger -c makes room (the model was trained to %d)\n",
+                           st.n_generated, o->n_predict, session->forward().context(), st.n_prompt,
+                           model->config().context_length);
+            }
             if (o->verbose) {
+              std::fprintf(stderr, "model file: %s\n", model->file().residency_text().c_str());
               std::fprintf(stderr, "prompt %d tokens in %.3f s (%.2f tok/s); generated %d tokens in %.3f s (%.2f tok/s)\n",
                            st.n_prompt, st.prefill_seconds, st.n_prompt / st.prefill_seconds,
                            st.n_generated, st.decode_seconds,

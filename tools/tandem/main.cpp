@@ -1,10 +1,12 @@
 // tandem: run LLMs across the processors of a device. See README.md for the commands.
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/interrupt.h"
 #include "tools/tandem/commands.h"
 
 int main(int argc, char** argv) {
@@ -38,6 +40,7 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  install_interrupt_handlers();
   Status status = Status::Ok();
   bool ran = false;
   for (cli::Command& c : commands) {
@@ -47,6 +50,13 @@ int main(int argc, char** argv) {
     }
   }
   if (!ran) status = cli::run_default_job();
+  if (const int sig = interrupt_signal(); sig != 0) {
+    // A deferred Ctrl-C or SIGTERM: the command stopped at a safe point (and said why if it
+    // failed); exit as a shell reports the signal.
+    if (!status.ok()) std::fprintf(stderr, "tandem: error: %s\n", status.message().c_str());
+    std::fprintf(stderr, "tandem: interrupted (%s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    return 128 + sig;
+  }
   if (!status.ok()) {
     std::fprintf(stderr, "tandem: error: %s\n", status.message().c_str());
     return 1;

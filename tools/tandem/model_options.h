@@ -1,6 +1,7 @@
 // Options shared by the commands that run a model (run, bench): model path, threads, context.
 #pragma once
 
+#include <cstdio>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -8,6 +9,7 @@
 
 #include "tools/tandem/commands.h"
 #include "model/gguf/gguf.h"
+#include "model/model.h"
 #include "model/tokenizer/tokenizer.h"
 
 namespace tandem::cli {
@@ -20,15 +22,31 @@ struct ModelOptions {
   void add_to(CLI::App* sub, bool model_required = true) {
     auto* m = sub->add_option("-m,--model", model, "GGUF model file");
     if (model_required) m->required();
-    sub->add_option("-t,--threads", threads, "CPU threads")->capture_default_str();
-    sub->add_option("-c,--ctx-size", context, "context length in tokens (0: model's, at most 4096)");
-    sub->add_flag_callback(
+    sub->add_option("-t,--threads", threads, "CPU threads, 1..1024")->check(CLI::Range(1, 1024))->capture_default_str();
+    sub->add_option("-c,--ctx-size", context, "context length in tokens, 0..1048576 (0: the model's, at most 4096)")
+        ->check(CLI::Range(0, 1 << 20));
+    auto* map = sub->add_flag_callback(
         "--mmap", [] { gguf::set_default_residency(gguf::Residency::kMap); },
         "map the model file (lazy, shared with the page cache) even where its weights are f32/f16/bf16, "
         "which are otherwise read into huge pages up to half the machine's memory for faster decode "
-        "(quantized files are always mapped: the cpu repacks them); also TANDEM_MMAP=1");
+        "(quantized files are mapped unless --no-mmap: the cpu repacks them); also TANDEM_MMAP=1");
+    auto* no_map = sub->add_flag_callback(
+        "--no-mmap", [] { gguf::set_default_residency(gguf::Residency::kRead); },
+        "read the whole model file into memory and never map it: a run survives the file being "
+        "replaced or truncated on disk, at the cost of memory (quantized files: twice the weights)");
+    map->excludes(no_map);
   }
 };
+
+// -c past the context the model was trained to: allowed (as llama.cpp), with a word that what
+// comes out past it may be poor.
+inline void warn_past_trained_context(const Model& model, int context) {
+  const int trained = model.config().context_length;
+  if (trained > 0 && context > trained) {
+    std::fprintf(stderr, "tandem: warning: -c %d is past the %d tokens the model was trained on; text past them may degrade\n",
+                 context, trained);
+  }
+}
 
 // Parses "1 2 3" (spaces or commas) into ids; the error names the offending item.
 inline Result<std::vector<TokenId>> parse_ids(const std::string& text) {

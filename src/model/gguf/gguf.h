@@ -73,10 +73,13 @@ struct TensorInfo {
 //               4 KiB (550k walks per token for a 2.2 GB model) and measured 10 vs 16.5 tok/s on
 //               BF16 tinyllama-1.1b here. Also immune to the file shrinking under a mapping.
 //   kMap:       mmap of the file: lazy and shared with the page cache (`--mmap`, TANDEM_MMAP=1).
+//   kRead:      `--no-mmap`: read into memory as kHugePages (whatever the size or types) and never
+//               mapped again, not even by release_resident(): the run holds the file's bytes and
+//               keeps going whatever happens to the file on disk, at the cost of memory.
 //   kAuto:      the default: kMap for files whose tensor bytes are mostly block-quantized (the cpu
 //               device decodes those from its own repacked copy, so the file's bytes are read once)
 //               or larger than half the physical memory, kHugePages otherwise (f32/f16/bf16).
-enum class Residency { kAuto, kHugePages, kMap };
+enum class Residency { kAuto, kHugePages, kMap, kRead };
 void set_default_residency(Residency r);  // what open() uses from now on
 Residency default_residency();
 
@@ -105,6 +108,8 @@ class GgufFile {
   uint64_t alignment() const { return alignment_; }
   uint64_t data_offset() const { return data_offset_; }  // file offset of the data section
   bool mapped() const { return mapped_; }                // kMap residency (else a copy in memory)
+  // How the bytes are held, for `run -v`: "mapped", "read into memory (huge pages)" and so on.
+  std::string residency_text() const;
   // release_resident() for a range of this file's bytes.
   size_t release(const uint8_t* p, size_t n) const;
   size_t file_size() const { return size_; }
@@ -136,6 +141,9 @@ class GgufFile {
   // what it was when read (a changed file is never mapped over the copy).
   int fd_ = -1;
   int64_t file_mtime_ns_ = 0;
+  // The mapping_guard slot of the range that may be backed by the file (a mapping, or a copy that
+  // release() maps file pages into): a SIGBUS there is the file changing on disk.
+  int guard_slot_ = -1;
   uint32_t version_ = 0;
   uint64_t alignment_ = 32;
   uint64_t data_offset_ = 0;

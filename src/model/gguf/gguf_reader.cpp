@@ -18,6 +18,7 @@
 #include "model/gguf/gguf_format.h"
 #include "model/gguf/gguf_residency.h"
 #include "model/gguf/gguf_value_io.h"
+#include "model/gguf/mapping_guard.h"
 #include "model/gguf/str_cat.h"
 
 namespace tandem::gguf {
@@ -100,7 +101,9 @@ bool mostly_block_quantized(const std::vector<TensorInfo>& tensors) {
 }  // namespace
 
 Result<std::shared_ptr<GgufFile>> GgufFile::open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO would otherwise block open() until a writer came; the mode check below
+  // refuses it. Reads of a regular file ignore the flag.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     const int err = errno;
     const std::string msg = str_cat(path, ": open: cannot open (", errno_text(err), ")");
@@ -122,24 +125,30 @@ Result<std::shared_ptr<GgufFile>> GgufFile::open(const std::string& path) {
     if (p == MAP_FAILED) return IoError(str_cat(path, ": mmap: failed (", errno_text(errno), ")"));
     file->base_ = static_cast<const uint8_t*>(p);
     file->mapped_ = true;
+    file->guard_slot_ = guard_mapping(p, file->size_, path);
   }
   TANDEM_RETURN_IF_ERROR(file->parse());
   const Residency residency = default_residency();
-  const bool copy = residency == Residency::kHugePages ||
+  const bool copy = residency == Residency::kHugePages || residency == Residency::kRead ||
                     (residency == Residency::kAuto && !mostly_block_quantized(file->tensors_));
-  if (file->size_ > 0 && copy && fits_in_memory(file->size_)) {
+  if (file->size_ > 0 && copy && (residency == Residency::kRead || fits_in_memory(file->size_))) {
     std::string error;
     const size_t rounded = (file->size_ + kHugePage - 1) / kHugePage * kHugePage;
     uint8_t* bytes = read_into_huge_pages(fd, file->size_, rounded, path, error);
     if (!bytes) return IoError(error);
     for (TensorInfo& t : file->tensors_) t.data = bytes + (t.data - file->base_);
+    unguard_mapping(file->guard_slot_);
+    file->guard_slot_ = -1;
     ::munmap(const_cast<uint8_t*>(file->base_), file->size_);
     file->mapped_ = false;
     file->base_ = bytes;
     file->owned_ = true;
     file->owned_bytes_ = rounded;
-    file->fd_ = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);  // -1: release() keeps the copy resident
     file->file_mtime_ns_ = mtime_ns(st);
+    if (residency != Residency::kRead) {  // kRead: fd_ stays -1, so release() keeps the copy resident
+      file->fd_ = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+      if (file->fd_ >= 0) file->guard_slot_ = guard_mapping(bytes, file->size_, path);
+    }
   }
   register_open_file(file.get());
   return file;
@@ -157,9 +166,17 @@ Result<std::shared_ptr<GgufFile>> GgufFile::from_memory(const uint8_t* data, siz
 
 GgufFile::~GgufFile() {
   unregister_open_file(this);
+  unguard_mapping(guard_slot_);
   if (mapped_) ::munmap(const_cast<uint8_t*>(base_), size_);
   if (owned_) ::munmap(const_cast<uint8_t*>(base_), owned_bytes_);
   if (fd_ >= 0) ::close(fd_);
+}
+
+std::string GgufFile::residency_text() const {
+  if (mapped_) return "mapped (shared with the page cache)";
+  if (!owned_) return "in the caller's memory";
+  return fd_ >= 0 ? "read into huge pages (weights the cpu repacks go back to the file's pages)"
+                  : "read into huge pages (never mapped again)";
 }
 
 void set_default_residency(Residency r) { residency_state().store(r, std::memory_order_relaxed); }

@@ -3,14 +3,17 @@
 // aligned tensor sizes, zero padding to the alignment, then each tensor's bytes, each padded with
 // zeros to the alignment (the last one too, as llama.cpp and gguf-py do).
 //
-// The file is written to PATH.partial and renamed on success, so a failed write never leaves a
-// truncated file under the real name.
+// The file is written atomically (core/file_io.h: a temporary beside it, fsync, rename) and only
+// over a regular file, so a failed or interrupted write never leaves a truncated file under the real
+// name. Ctrl-C inside an InterruptScope stops it between tensors.
 #include <cerrno>
 #include <cstdio>
 #include <memory>
 #include <system_error>
 #include <unordered_set>
 
+#include "core/file_io.h"
+#include "core/interrupt.h"
 #include "model/gguf/gguf.h"
 #include "model/gguf/gguf_format.h"
 #include "model/gguf/gguf_value_io.h"
@@ -33,10 +36,6 @@ void append_string(std::string& out, std::string_view s) {
 }
 
 uint64_t align_up(uint64_t n, uint64_t alignment) { return (n + alignment - 1) / alignment * alignment; }
-
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
 
 }  // namespace
 
@@ -145,38 +144,19 @@ Status GgufWriter::write(const std::string& path) const {
   head.resize(align_up(head.size(), alignment_), '\0');
 
   // --- stream it out ---
-  const std::string tmp_path = path + ".partial";
-  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(tmp_path.c_str(), "wb"));
-  if (!file) return IoError(str_cat(tmp_path, ": open: cannot create (", errno_text(errno), ")"));
-  auto io_fail = [&](std::string_view what) {
-    const int err = errno;
-    file.reset();
-    std::remove(tmp_path.c_str());
-    return IoError(str_cat(path, ": ", what, ": write failed (", errno_text(err), ")"));
-  };
-  if (std::fwrite(head.data(), 1, head.size(), file.get()) != head.size()) return io_fail("header");
+  TANDEM_ASSIGN_OR_RETURN(AtomicOutput out, AtomicOutput::create(path, "the GGUF file"));
+  TANDEM_RETURN_IF_ERROR(out.write(head));
 
   // One tensor's bytes at a time: the buffer grows to the largest tensor, never to the model.
   std::vector<uint8_t> buffer;
   for (size_t i = 0; i < tensors_.size(); ++i) {
+    if (interrupted()) return IoError(str_cat(path, ": interrupted; nothing written"));
     const uint64_t padded = align_up(n_bytes[i], alignment_);
     buffer.assign(size_t(padded), 0);  // zeroed: padding bytes are 0, and so is anything a producer skips
     tensors_[i].producer(buffer.data(), size_t(n_bytes[i]));
-    if (std::fwrite(buffer.data(), 1, buffer.size(), file.get()) != buffer.size()) {
-      return io_fail(str_cat("tensor '", printable(tensors_[i].name), "'"));
-    }
+    TANDEM_RETURN_IF_ERROR(out.write(buffer.data(), buffer.size()));
   }
-  if (std::fflush(file.get()) != 0) return io_fail("flush");
-  if (std::fclose(file.release()) != 0) {
-    const int err = errno;
-    std::remove(tmp_path.c_str());
-    return IoError(str_cat(path, ": close: write failed (", errno_text(err), ")"));
-  }
-  if (std::rename(tmp_path.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp_path.c_str());
-    return IoError(str_cat(path, ": rename: failed (", errno_text(err), ")"));
-  }
+  TANDEM_RETURN_IF_ERROR(out.commit());
   return Status::Ok();
 }
 

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/file_io.h"
+
 namespace tandem::trace {
 
 TraceRecorder::TraceRecorder(const Clock* clock, std::string process_name, int pid)
@@ -131,12 +133,7 @@ std::string TraceRecorder::to_json(int indent) const {
 }
 
 Status TraceRecorder::write_file(const std::string& path) const {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return IoError("trace: cannot open " + path + " for writing");
-  f << to_json();
-  f.flush();
-  if (!f) return IoError("trace: write to " + path + " failed");
-  return Status::Ok();
+  return write_file_atomically(path, to_json(), "the trace");
 }
 
 }  // namespace tandem::trace
