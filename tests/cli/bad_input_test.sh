@@ -190,6 +190,8 @@ long_run "$WORK/n.out" "$WORK/n.err" -m "$WORK/victim2.gguf" --no-mmap
 sleep 0.5; : >"$WORK/victim2.gguf"; sleep 0.5
 kill -INT $pid; finish; rc=$?
 holds "--no-mmap: unaffected, stopped by Ctrl-C (130)" [ "$rc" -eq 130 ]
+holds "run -v says the file is mapped" bash -c "\"$TANDEM\" ${RUN[*]@Q} -m '$M' -v 2>&1 >/dev/null | grep -q '^model file: mapped'"
+holds "run -v says --no-mmap never maps it" bash -c "\"$TANDEM\" ${RUN[*]@Q} -m '$M' -v --no-mmap 2>&1 >/dev/null | grep -q '^model file: read into huge pages (never mapped again)'"
 
 # --- Signals: run flushes what it generated and exits 130/143; writers leave nothing half-done.
 case_in signals
@@ -211,6 +213,16 @@ pid=$!
 sleep 1; kill -INT $pid; finish; rc=$?
 holds "gen-model SIGINT: exit 130" [ "$rc" -eq 130 ]
 holds "gen-model SIGINT: no file, no temporary" [ -z "$(ls -A "$WORK/gm")" ]
+
+if ! "$TANDEM" compile 2>&1 | grep -q "without the MLIR compiler"; then
+  # compile stopped between variants: no programs/ left without a manifest.
+  "$TANDEM" compile -m "$M" --buckets 4,8,16,32,64,128,256 --power-levels max,1.5W,1W -o "$WORK/c-int" >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 1 400); do [ -d "$WORK/c-int/programs" ] || ! kill -0 $pid 2>/dev/null && break; sleep 0.05; done
+  kill -INT $pid; finish; rc=$?
+  holds "compile SIGINT: exit 130" [ "$rc" -eq 130 ]
+  holds "compile SIGINT: no programs without a manifest" [ ! -e "$WORK/c-int/programs" ] && [ ! -e "$WORK/c-int/manifest.json" ]
+fi
 
 summary=""
 for a in gguf "special files" arguments json outputs "compile cache" "file changed in use" signals; do
