@@ -81,6 +81,7 @@ bad "bench -d -5" "--n-depth" "$TANDEM" bench -m "$M" -d -5
 bad "gen-model --dim 0" "--dim" "$TANDEM" gen-model --arch llama --dim 0 --layers 1 --heads 1 --ffn 8 -o "$WORK/x.gguf"
 bad "simulate --ratio 2" "--ratio" "$TANDEM" simulate --model-preset test-small --ratio 2
 bad "prompt id past the vocabulary" "" "$TANDEM" run -m "$M" --prompt-ids "1 99999999" -n 1
+bad "--seed -1" "--seed" "$TANDEM" "${RUN[@]}" -m "$M" --seed -1
 bad "--cache-type-k q3" "--cache-type-k" "$TANDEM" "${RUN[@]}" -m "$M" -ctk q3
 # Said, not silent: -c past the trained context warns; -n past the context says where it stopped.
 warned=$("$TANDEM" "${RUN[@]}" -m "$M" -c 1024 2>&1 >/dev/null)

@@ -33,7 +33,7 @@ Command add_gen_model(CLI::App& app) {
   preset->excludes(arch);
   sub->add_option("--vocab", o->vocab, "GGUF whose tokenizer is copied (default: the built-in Llama SentencePiece vocabulary)");
   sub->add_option("--type", o->type, "one type for every matrix (f32 | f16 | bf16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | q2_k | q3_k | q4_k | q5_k | q6_k | iq4_nl | iq4_xs) or a llama-quantize mix (q4_k_m | q4_k_s | q5_k_m | q5_k_s | q3_k_m | q3_k_s | q3_k_l | q2_k)")->capture_default_str();
-  sub->add_option("--seed", o->seed, "random seed")->capture_default_str();
+  sub->add_option("--seed", o->seed, "random seed, 0..2^64-1")->check(CLI::NonNegativeNumber)->capture_default_str();
   sub->add_option("-t,--threads", o->threads, "threads for drawing and quantizing, 1..1024")->check(CLI::Range(1, 1024))->capture_default_str();
   sub->add_option("-o,--output", o->out, "output GGUF file")->required();
   return {sub, [o]() -> Status {

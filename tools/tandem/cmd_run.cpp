@@ -34,7 +34,7 @@ Command add_run(CLI::App& app) {
   sub->add_option("--min-p", o->sampler.min_p, "min-p, in [0, 1] (0: off)")->capture_default_str();
   sub->add_option("--repeat-penalty", o->sampler.repeat_penalty, "repetition penalty, > 0 (1: off)")->capture_default_str();
   sub->add_option("--repeat-last-n", o->sampler.repeat_last_n, "tokens the penalty looks back, >= 0")->capture_default_str();
-  sub->add_option("--seed", o->sampler.seed, "sampling seed")->capture_default_str();
+  sub->add_option("--seed", o->sampler.seed, "sampling seed, 0..2^64-1")->check(CLI::NonNegativeNumber)->capture_default_str();
   sub->add_flag("--ids", o->print_ids, "print the generated token ids instead of text");
   sub->add_flag("--ignore-eos", o->ignore_eos, "keep generating past end-of-generation tokens (EOS, end of turn)");
   sub->add_flag("-v,--verbose", o->verbose, "print timings and the memory pool to stderr");
