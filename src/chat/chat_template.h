@@ -1,0 +1,58 @@
+// A model's chat template: how a conversation (an OpenAI-style list of messages) becomes the
+// prompt text the model was trained on. The template comes from the GGUF file
+// (tokenizer.chat_template, or a named alternate tokenizer.chat_template.NAME) or from a .jinja
+// file, and renders through tandem's Jinja interpreter with the variables Hugging Face gives it:
+// messages, add_generation_prompt, bos_token, eos_token, tools and documents.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "jinja/template.h"
+
+namespace tandem {
+
+namespace gguf {
+class GgufFile;
+}
+class Tokenizer;
+
+// A conversation as the template sees it.
+struct Conversation {
+  nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+  nlohmann::ordered_json tools;  // null when none (the template sees None)
+
+  // Reads `[{"role": ..., "content": ...}, ...]` or `{"messages": [...], "tools": [...]}`.
+  // Errors name `origin` and the offending field (messages[2].role).
+  static Result<Conversation> from_json(const nlohmann::ordered_json& j, const std::string& origin);
+  static Result<Conversation> from_file(const std::string& path);
+};
+
+class ChatTemplate {
+ public:
+  // `choice`: "" for tokenizer.chat_template, a NAME for tokenizer.chat_template.NAME, or a path
+  // to a .jinja file. Errors name the file and key, and list the named templates it has.
+  static Result<ChatTemplate> from_gguf(const gguf::GgufFile& file, const Tokenizer& tokenizer,
+                                        const std::string& choice);
+  // A template from text; `origin` names it in errors.
+  static Result<ChatTemplate> from_source(const std::string& source, std::string origin, std::string bos_token,
+                                          std::string eos_token);
+
+  Result<std::string> apply(const Conversation& conversation, bool add_generation_prompt) const;
+
+  const std::string& origin() const { return origin_; }  // "FILE.gguf: tokenizer.chat_template", a path, ...
+  const std::string& source() const { return source_; }
+  const std::string& bos_token() const { return bos_token_; }
+  const std::string& eos_token() const { return eos_token_; }
+
+ private:
+  jinja::Template template_;
+  std::string origin_, source_, bos_token_, eos_token_;
+};
+
+// The named templates in a GGUF file ("tool_use", "rag", ...), for listings and errors.
+std::vector<std::string> named_chat_templates(const gguf::GgufFile& file);
+
+}  // namespace tandem

@@ -1,0 +1,33 @@
+// A Jinja template, parsed once and rendered many times: tandem's interpreter for the chat
+// templates that model files carry. It follows Jinja2 as Hugging Face renders chat templates
+// (trim_blocks, lstrip_blocks, loop controls, an immutable sandbox, json.dumps-style tojson,
+// raise_exception and strftime_now), so a prompt matches what the model was trained on byte for
+// byte. What it cannot render is an error naming the line and the construct.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "jinja/context.h"
+#include "jinja/value.h"
+
+namespace tandem::jinja {
+
+struct Stmt;
+
+class Template {
+ public:
+  // Errors: "line N: <what>" (an unknown statement or filter, a syntax error).
+  static Result<Template> parse(std::string_view source);
+
+  // Renders with `variables` beside the globals (range, namespace, dict, raise_exception,
+  // strftime_now). A template's raise_exception() gives "line N: the template raised: MESSAGE".
+  Result<std::string> render(const Scope& variables) const;
+
+ private:
+  std::shared_ptr<const std::vector<std::unique_ptr<Stmt>>> body_;
+};
+
+}  // namespace tandem::jinja
