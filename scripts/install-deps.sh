@@ -20,6 +20,7 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev libpcre2-dev libssl-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo   # the OpenCL device (PoCL on CPUs)
   libmlir-19-dev mlir-19-tools llvm-19-dev llvm-19-tools      # the NPU compiler (MLIR 19)
+  libedit-dev                         # line editing in tandem chat
   python3 python3-jinja2              # test oracles: GGUF mutants; Jinja2 for the chat templates
 )
 if [ "$ARM64" = 1 ]; then

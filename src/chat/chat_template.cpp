@@ -114,6 +114,18 @@ Result<std::string> ChatTemplate::apply(const Conversation& conversation, bool a
   return out;
 }
 
+Result<std::vector<TokenId>> chat_prompt_tokens(const ChatTemplate& chat_template, const Tokenizer& tokenizer,
+                                                const Conversation& conversation) {
+  TANDEM_ASSIGN_OR_RETURN(std::string prompt, chat_template.apply(conversation, /*add_generation_prompt=*/true));
+  const std::string& bos = chat_template.bos_token();
+  const bool template_wrote_bos = !bos.empty() && prompt.compare(0, bos.size(), bos) == 0;
+  std::vector<TokenId> ids = tokenizer.encode(prompt, /*add_special=*/!template_wrote_bos, /*parse_special=*/true);
+  // add_special also appends EOS where the vocabulary asks for it: never at the end of a prompt
+  // that opens the assistant's turn.
+  if (!template_wrote_bos && tokenizer.vocab().add_eos && !ids.empty() && ids.back() == tokenizer.eos()) ids.pop_back();
+  return ids;
+}
+
 std::vector<std::string> named_chat_templates(const gguf::GgufFile& file) {
   std::vector<std::string> names;
   const std::string prefix = std::string(kTemplateKey) + ".";

@@ -11,13 +11,13 @@
 
 #include "core/status.h"
 #include "jinja/template.h"
+#include "model/tokenizer/tokenizer.h"
 
 namespace tandem {
 
 namespace gguf {
 class GgufFile;
 }
-class Tokenizer;
 
 // A conversation as the template sees it.
 struct Conversation {
@@ -51,6 +51,12 @@ class ChatTemplate {
   jinja::Template template_;
   std::string origin_, source_, bos_token_, eos_token_;
 };
+
+// The prompt tokens of a conversation, opening the assistant's turn: the template's text with its
+// special tokens parsed, and BOS added only when the template did not write it (most templates
+// write {{ bos_token }}; a second BOS degrades the output).
+Result<std::vector<TokenId>> chat_prompt_tokens(const ChatTemplate& chat_template, const Tokenizer& tokenizer,
+                                                const Conversation& conversation);
 
 // The named templates in a GGUF file ("tool_use", "rag", ...), for listings and errors.
 std::vector<std::string> named_chat_templates(const gguf::GgufFile& file);

@@ -46,5 +46,6 @@ InterruptScope::~InterruptScope() { g_scopes.fetch_sub(1); }
 
 bool interrupted() { return g_signal.load() != 0; }
 int interrupt_signal() { return g_signal.load(); }
+void clear_interrupt() { g_signal.store(0); }
 
 }  // namespace tandem

@@ -25,5 +25,8 @@ class InterruptScope {
 // Whether a deferred signal arrived; the signal (SIGINT or SIGTERM), or 0.
 bool interrupted();
 int interrupt_signal();
+// Forgets a deferred signal: an interactive session stops the generation it interrupted and
+// goes on (tandem chat).
+void clear_interrupt();
 
 }  // namespace tandem

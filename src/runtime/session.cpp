@@ -29,6 +29,12 @@ Status Session::eval(std::span<const TokenId> tokens, int n_past) {
 
 Status Session::generate(std::span<const TokenId> prompt, const GenerateOptions& options,
                          const std::function<bool(TokenId)>& on_token, GenerateStats* stats) {
+  cached_.clear();
+  return generate_reusing(prompt, options, on_token, stats);
+}
+
+Status Session::generate_reusing(std::span<const TokenId> prompt, const GenerateOptions& options,
+                                 const std::function<bool(TokenId)>& on_token, GenerateStats* stats) {
   if (prompt.empty()) return InvalidArgument("generate: the prompt is empty (no tokens)");
   if (options.n_predict < 0) return InvalidArgument("-n: " + std::to_string(options.n_predict) + " must be >= 0");
   TANDEM_RETURN_IF_ERROR(options.sampler.validate());
@@ -42,9 +48,15 @@ Status Session::generate(std::span<const TokenId> prompt, const GenerateOptions&
   Sampler sampler(options.sampler);
   for (TokenId t : prompt) sampler.accept(t);
 
+  // Keep the cached prefix; at least the last prompt token is evaluated, for its logits.
+  size_t reuse = 0;
+  while (reuse < cached_.size() && reuse + 1 < prompt.size() && cached_[reuse] == prompt[reuse]) ++reuse;
+  st.n_reused = int(reuse);
+  cached_.clear();  // until the evaluation succeeds, the cache holds nothing we can name
   auto t0 = std::chrono::steady_clock::now();
-  TANDEM_RETURN_IF_ERROR(eval(prompt, 0));
+  TANDEM_RETURN_IF_ERROR(eval(prompt.subspan(reuse), int(reuse)));
   st.prefill_seconds = seconds_since(t0);
+  cached_.assign(prompt.begin(), prompt.end());
 
   t0 = std::chrono::steady_clock::now();
   int n_past = int(prompt.size());
@@ -63,7 +75,12 @@ Status Session::generate(std::span<const TokenId> prompt, const GenerateOptions&
       break;
     }
     const TokenId one[1] = {next};
-    TANDEM_RETURN_IF_ERROR(eval(one, n_past));
+    Status s = eval(one, n_past);
+    if (!s.ok()) {
+      cached_.clear();
+      return s;
+    }
+    cached_.push_back(next);
     ++n_past;
   }
   st.decode_seconds = seconds_since(t0);

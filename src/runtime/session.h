@@ -20,6 +20,7 @@ struct GenerateOptions {
 
 struct GenerateStats {
   int n_prompt = 0;
+  int n_reused = 0;  // prompt tokens already in the KV cache (generate_reusing), not evaluated again
   int n_generated = 0;
   double prefill_seconds = 0;
   double decode_seconds = 0;
@@ -40,6 +41,15 @@ class Session {
   Status generate(std::span<const TokenId> prompt, const GenerateOptions& options,
                   const std::function<bool(TokenId)>& on_token, GenerateStats* stats = nullptr);
 
+  // As generate, but keeps the KV cache between calls (a conversation's turns, a server slot's
+  // requests): `prompt` is the whole context, and its longest prefix shared with the tokens the
+  // last call evaluated is not evaluated again (stats->n_reused).
+  Status generate_reusing(std::span<const TokenId> prompt, const GenerateOptions& options,
+                          const std::function<bool(TokenId)>& on_token, GenerateStats* stats = nullptr);
+  // The tokens whose keys and values the cache holds, in order; forget_cache() empties it.
+  const std::vector<TokenId>& cached_tokens() const { return cached_; }
+  void forget_cache() { cached_.clear(); }
+
   // Lower-level steps (bench uses them): evaluate tokens after the first n_past positions.
   Status eval(std::span<const TokenId> tokens, int n_past);
   std::span<const float> logits() const { return logits_; }
@@ -52,6 +62,7 @@ class Session {
   std::shared_ptr<const Model> model_;
   std::unique_ptr<Forward> forward_;
   std::vector<float> logits_;
+  std::vector<TokenId> cached_;  // what the KV cache holds (generate_reusing)
 };
 
 }  // namespace tandem

@@ -5,6 +5,8 @@
 #include "runtime/session.h"
 #include "tools/tandem/execution_report_view.h"
 #include "tools/tandem/model_options.h"
+#include "tools/tandem/sampling_options.h"
+#include "chat/chat_session.h"
 #include "tools/tandem/session_factory.h"
 
 namespace tandem::cli {
@@ -15,7 +17,8 @@ Command add_run(CLI::App& app) {
     DeviceOptions devices;
     std::string prompt, prompt_ids;
     int n_predict = 64;
-    bool print_ids = false, verbose = false, ignore_eos = false;
+    bool print_ids = false, verbose = false, ignore_eos = false, chat = false;
+    std::string system, chat_template;
     SamplerOptions sampler;
   };
   auto o = std::make_shared<Opts>();
@@ -28,13 +31,12 @@ Command add_run(CLI::App& app) {
   sub->add_option("-n,--n-predict", o->n_predict, "tokens to generate, >= 0 (at most what the context leaves)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  sub->add_option("--temp", o->sampler.temperature, "temperature, >= 0 (0: greedy)")->capture_default_str();
-  sub->add_option("--top-k", o->sampler.top_k, "top-k, >= 0 (0: off)")->capture_default_str();
-  sub->add_option("--top-p", o->sampler.top_p, "top-p, in (0, 1] (1: off)")->capture_default_str();
-  sub->add_option("--min-p", o->sampler.min_p, "min-p, in [0, 1] (0: off)")->capture_default_str();
-  sub->add_option("--repeat-penalty", o->sampler.repeat_penalty, "repetition penalty, > 0 (1: off)")->capture_default_str();
-  sub->add_option("--repeat-last-n", o->sampler.repeat_last_n, "tokens the penalty looks back, >= 0")->capture_default_str();
-  sub->add_option("--seed", o->sampler.seed, "sampling seed, 0..2^64-1")->check(CLI::NonNegativeNumber)->capture_default_str();
+  add_sampler_options(sub, o->sampler);
+  sub->add_flag("--chat", o->chat,
+                "the prompt is a user message: apply the model's chat template (tandem chat's one-shot form)");
+  sub->add_option("--system", o->system, "with --chat: a system message first");
+  sub->add_option("--template", o->chat_template,
+                  "with --chat: a named template of the file (tokenizer.chat_template.NAME) or a .jinja file");
   sub->add_flag("--ids", o->print_ids, "print the generated token ids instead of text");
   sub->add_flag("--ignore-eos", o->ignore_eos, "keep generating past end-of-generation tokens (EOS, end of turn)");
   sub->add_flag("-v,--verbose", o->verbose, "print timings and the memory pool to stderr");
@@ -46,8 +48,19 @@ Command add_run(CLI::App& app) {
             TANDEM_RETURN_IF_ERROR(o->sampler.validate());
             TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<Model> model, Model::load(o->model.model));
             warn_past_trained_context(*model, o->model.context);
+            if (o->chat && !o->prompt_ids.empty()) return InvalidArgument("run: --chat takes -p TEXT, not --prompt-ids");
+            if (!o->chat && (!o->system.empty() || !o->chat_template.empty()))
+              return InvalidArgument("run: --system and --template apply with --chat");
             std::vector<TokenId> prompt;
-            if (!o->prompt_ids.empty()) {
+            if (o->chat) {
+              // One turn of a conversation: the same prompt tandem chat and tandem serve build.
+              TANDEM_ASSIGN_OR_RETURN(ChatTemplate chat,
+                                      ChatTemplate::from_gguf(model->file(), model->tokenizer(), o->chat_template));
+              Conversation conv;
+              if (!o->system.empty()) conv.messages.push_back({{"role", "system"}, {"content", o->system}});
+              conv.messages.push_back({{"role", "user"}, {"content", o->prompt}});
+              TANDEM_ASSIGN_OR_RETURN(prompt, chat_prompt_tokens(chat, model->tokenizer(), conv));
+            } else if (!o->prompt_ids.empty()) {
               TANDEM_ASSIGN_OR_RETURN(prompt, parse_ids(o->prompt_ids));
             } else {
               prompt = model->tokenizer().encode(o->prompt, true, true);
