@@ -60,5 +60,27 @@ check "chat: -v says what the cache gave" grep -q "reused from the cache" "$WORK
 check "chat: /reset is acknowledged" grep -q "starts over" "$WORK/chat.err"
 check "chat: /exit ends before the next line" [ "$(wc -l <"$WORK/chat.out")" -eq 2 ]
 
+# Ctrl-C during a long reply stops the reply, not the session: the next line is still read.
+# (-c past the model's 128 trained tokens only makes the reply long enough to interrupt.)
+# (set -m: a background job of a script otherwise starts with SIGINT ignored.)
+mkfifo "$WORK/chat.fifo"
+set -m
+"$TANDEM" chat -m "$STORIES" --template "$TMPL" -c 32768 -n 30000 --temp 0 <"$WORK/chat.fifo" >"$WORK/sig.out" 2>"$WORK/sig.err" &
+pid=$!
+exec 7>"$WORK/chat.fifo"
+echo "Once" >&7
+for _ in $(seq 100); do [ -s "$WORK/sig.out" ] && break; sleep 0.1; done
+sleep 0.3
+kill -INT "$pid"
+for _ in $(seq 100); do grep -q "reply stopped" "$WORK/sig.err" && break; sleep 0.1; done
+echo "/exit" >&7
+exec 7>&-
+timeout 30 tail --pid="$pid" -f /dev/null
+wait "$pid"
+rc=$?
+set +m
+check "chat SIGINT: the reply stops, the session goes on to /exit (exit 0)" [ "$rc" -eq 0 ]
+check "chat SIGINT: said" grep -q "(reply stopped)" "$WORK/sig.err"
+
 echo "chat_cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
