@@ -2,8 +2,8 @@
 # Fuzzes tandem's readers of untrusted files: builds the `fuzz` preset (clang, libFuzzer + ASan +
 # UBSan), copies each target's seed corpus to a scratch directory (the committed corpora stay as
 # they are), and runs the GGUF reader for SECONDS, and the compile cache's readers (manifest.json,
-# binary Program files), the JSON description readers (NPU target, SoC, plan, cost database) and
-# the chat template interpreter for half as long each, side by side. Exits non-zero when a fuzzer finds a crash; the crashing
+# binary Program files), the JSON description readers (NPU target, SoC, plan, cost database),
+# the chat template interpreter and tandem serve's request readers for half as long each, side by side. Exits non-zero when a fuzzer finds a crash; the crashing
 # input is kept in build/fuzz/artifacts/.
 #
 # Usage: fuzz/run.sh SECONDS
@@ -18,11 +18,12 @@ if [[ -n "${TANDEM_FUZZ_BINARY:-}" ]]; then
   targets=("$TANDEM_FUZZ_BINARY gguf $seconds")
 else
   cmake --preset fuzz
-  cmake --build --preset fuzz --target gguf_fuzz compile_cache_fuzz json_readers_fuzz jinja_fuzz
+  cmake --build --preset fuzz --target gguf_fuzz compile_cache_fuzz json_readers_fuzz jinja_fuzz openai_request_fuzz
   targets=("$root/build/fuzz/bin/gguf_fuzz gguf $seconds"
            "$root/build/fuzz/bin/compile_cache_fuzz compile_cache $(( (seconds + 1) / 2 ))"
            "$root/build/fuzz/bin/json_readers_fuzz json $(( (seconds + 1) / 2 ))"
-           "$root/build/fuzz/bin/jinja_fuzz jinja $(( (seconds + 1) / 2 ))")
+           "$root/build/fuzz/bin/jinja_fuzz jinja $(( (seconds + 1) / 2 ))"
+           "$root/build/fuzz/bin/openai_request_fuzz openai $(( (seconds + 1) / 2 ))")
 fi
 
 artifacts="$root/build/fuzz/artifacts"

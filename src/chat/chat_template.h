@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "chat/conversation.h"
 #include "jinja/template.h"
 #include "model/tokenizer/tokenizer.h"
 
@@ -18,17 +19,6 @@ namespace tandem {
 namespace gguf {
 class GgufFile;
 }
-
-// A conversation as the template sees it.
-struct Conversation {
-  nlohmann::ordered_json messages = nlohmann::ordered_json::array();
-  nlohmann::ordered_json tools;  // null when none (the template sees None)
-
-  // Reads `[{"role": ..., "content": ...}, ...]` or `{"messages": [...], "tools": [...]}`.
-  // Errors name `origin` and the offending field (messages[2].role).
-  static Result<Conversation> from_json(const nlohmann::ordered_json& j, const std::string& origin);
-  static Result<Conversation> from_file(const std::string& path);
-};
 
 class ChatTemplate {
  public:

@@ -8,8 +8,12 @@ namespace tandem::graph {
 
 
 BufferPlan::BufferPlan(MemoryPool& pool, const ModelConfig& c, int max_batch, int context, int slot_rows,
-                       KvGeometry kv_pages)
-    : max_batch_(max_batch), context_(context), slot_rows_(std::max(slot_rows, max_batch)), kv_pages_(kv_pages) {
+                       KvGeometry kv_pages, int n_seq)
+    : max_batch_(max_batch),
+      context_(context),
+      slot_rows_(std::max(slot_rows, max_batch)),
+      n_seq_(std::max(n_seq, 1)),
+      kv_pages_(kv_pages) {
   const size_t B = size_t(slot_rows_), T = size_t(context), F = sizeof(float);
   const size_t dim = size_t(c.dim), qd = size_t(c.q_dim()), kv = size_t(c.kv_dim()), ffn = size_t(c.ffn_dim),
                half = size_t(c.head_dim / 2);
@@ -32,19 +36,23 @@ BufferPlan::BufferPlan(MemoryPool& pool, const ModelConfig& c, int max_batch, in
   }
   normed_ = pool.reserve("final normed rows [B x dim]", B * dim * F);
   ids_ = pool.reserve("token ids [B]", B * sizeof(int32_t), L);
-  for (int l = 0; l < c.n_layers; ++l) {
-    if (kv_pages_.capacity > 0) {
-      const std::string how = " (" + std::string(kv_layout_name(kv_pages_.layout)) + " ";
-      k_cache_.push_back(pool.reserve("k cache layer " + std::to_string(l) + how + std::string(dtype_name(kv_pages_.type)) + ")",
-                                      size_t(kv_pages_.bytes())));
-      v_cache_.push_back(pool.reserve("v cache layer " + std::to_string(l) + how + std::string(dtype_name(kv_pages_.v_type)) + ")",
-                                      size_t(kv_pages_.values().bytes())));
-      kv_bytes_ += kv_pages_.bytes() + kv_pages_.values().bytes();
-      continue;
+  for (int seq = 0; seq < n_seq_; ++seq) {
+    const std::string whose = n_seq_ > 1 ? "sequence " + std::to_string(seq) + " " : "";
+    for (int l = 0; l < c.n_layers; ++l) {
+      const std::string layer = whose + "layer " + std::to_string(l);
+      if (kv_pages_.capacity > 0) {
+        const std::string how = " (" + std::string(kv_layout_name(kv_pages_.layout)) + " ";
+        k_cache_.push_back(pool.reserve("k cache " + layer + how + std::string(dtype_name(kv_pages_.type)) + ")",
+                                        size_t(kv_pages_.bytes())));
+        v_cache_.push_back(pool.reserve("v cache " + layer + how + std::string(dtype_name(kv_pages_.v_type)) + ")",
+                                        size_t(kv_pages_.values().bytes())));
+        kv_bytes_ += kv_pages_.bytes() + kv_pages_.values().bytes();
+        continue;
+      }
+      k_cache_.push_back(pool.reserve("k cache " + layer, T * kv * F));
+      v_cache_.push_back(pool.reserve("v cache " + layer, kv * T * F));
+      kv_bytes_ += 2 * T * kv * F;
     }
-    k_cache_.push_back(pool.reserve("k cache layer " + std::to_string(l), T * kv * F));
-    v_cache_.push_back(pool.reserve("v cache layer " + std::to_string(l), kv * T * F));
-    kv_bytes_ += 2 * T * kv * F;
   }
 }
 
@@ -70,6 +78,7 @@ Buffers BufferPlan::bind(const MemoryPool& p) const {
   b.max_batch = max_batch_;
   b.slot_rows = slot_rows_;
   b.context = context_;
+  b.n_seq = n_seq_;
   b.x = p.get_as<float>(x_), b.xb = p.get_as<float>(xb_), b.q = p.get_as<float>(q_);
   b.k = p.get_as<float>(k_), b.v = p.get_as<float>(v_), b.att = p.get_as<float>(att_);
   b.gate = p.get_as<float>(gate_), b.up = p.get_as<float>(up_);
@@ -92,9 +101,19 @@ Buffers BufferPlan::bind(const MemoryPool& p) const {
 }
 
 void prepare_chunk(const ModelConfig& c, const Buffers& b, const int32_t* tokens, int n, int n_past) {
-  for (int r = 0; r < n; ++r) b.ids[r] = tokens[r];
-  fill_rope_tables(rope_params(c, false, b.context), c.head_dim, n, n_past, b.cos, b.sin);
-  if (b.cos_local != b.cos) fill_rope_tables(rope_params(c, true, b.context), c.head_dim, n, n_past, b.cos_local, b.sin_local);
+  const SequenceRows whole{0, 0, n, n_past, false};
+  prepare_sequences(c, b, tokens, std::span(&whole, 1));
+}
+
+void prepare_sequences(const ModelConfig& c, const Buffers& b, const int32_t* tokens, std::span<const SequenceRows> parts) {
+  const size_t half = size_t(c.head_dim / 2);
+  for (const SequenceRows& p : parts) {
+    for (int r = p.row; r < p.row + p.n; ++r) b.ids[r] = tokens[r];
+    const size_t at = size_t(p.row) * half;  // the part's rows of the rope tables
+    fill_rope_tables(rope_params(c, false, b.context), c.head_dim, p.n, p.n_past, b.cos + at, b.sin + at);
+    if (b.cos_local != b.cos)
+      fill_rope_tables(rope_params(c, true, b.context), c.head_dim, p.n, p.n_past, b.cos_local + at, b.sin_local + at);
+  }
 }
 
 namespace {
@@ -137,16 +156,24 @@ OpCall slot_op(const Buffers& b, OpCall c) {
   return c;
 }
 
-// Layer l's KV cache, in whichever layout the buffers hold it.
-void set_kv(const Buffers& b, int l, OpCall& c) {
+// Layer l's KV cache of sequence seq, in whichever layout the buffers hold it.
+void set_kv(const Buffers& b, int seq, int l, OpCall& c) {
+  const size_t at = size_t(seq) * (b.kv_pages.capacity > 0 ? b.k_pages.size() : b.k_cache.size()) / size_t(b.n_seq) + size_t(l);
   if (b.kv_pages.capacity > 0) {
     c.kv_pages = b.kv_pages;
-    c.k_pages = b.k_pages[size_t(l)];
-    c.v_pages = b.v_pages[size_t(l)];
+    c.k_pages = b.k_pages[at];
+    c.v_pages = b.v_pages[at];
   } else {
-    c.k_cache = b.k_cache[size_t(l)];
-    c.v_cache = b.v_cache[size_t(l)];
+    c.k_cache = b.k_cache[at];
+    c.v_cache = b.v_cache[at];
   }
+}
+
+// The rows a part of the chunk owns inside an activation slot of `width` columns.
+Act part_rows(const Buffers& b, float* slot, const SequenceRows& p, int64_t width) {
+  Act a = rows(slot + int64_t(p.row) * width, p.n, width);
+  a.capacity = b.slot_rows - p.row;  // a static-shape device may pad up to the slot's end
+  return a;
 }
 
 }  // namespace
@@ -155,8 +182,11 @@ bool is_layer_matmul(const Model& model, const OpCall& op) {
   return op.kind == OpKind::kMatmul && op.weight != &model.output() && op.weight != &model.token_embd();
 }
 
-std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, int n_past, float* logits,
-                                  bool all_logits) {
+namespace {
+
+// The ops of a chunk of `n` rows made of `parts`; all_logits (one part only) asks every row's.
+std::vector<OpCall> build_chunk(const Model& model, const Buffers& b, int n, std::span<const SequenceRows> parts,
+                                float* logits, bool all_logits) {
   const ModelConfig& c = model.config();
   const int dim = c.dim, qd = c.q_dim(), kv = c.kv_dim(), ffn = c.ffn_dim;
   std::vector<OpCall> ops;
@@ -200,25 +230,30 @@ std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, i
       rope.half_split = c.rope_style == RopeStyle::kHalfSplit;
       ops.push_back(rope);
     }
-    OpCall store = elementwise(OpKind::kKvStore, rows(b.k, n, kv), rows(b.k, n, kv));
-    store.b = rows(b.v, n, kv);
-    set_kv(b, l, store);
-    store.n_past = n_past;
-    store.context = b.context;
-    // k and v are activation slots: an npu append may pad its rows up inside them.
-    store.a.capacity = store.b.capacity = store.out.capacity = b.slot_rows;
-    ops.push_back(store);
-    OpCall att = elementwise(OpKind::kAttention, rows(b.att, n, qd), rows(b.q, n, qd));
-    set_kv(b, l, att);
-    att.n_heads = c.n_heads;
-    att.n_kv_heads = c.n_kv_heads;
-    att.head_dim = c.head_dim;
-    att.n_past = n_past;
-    att.context = b.context;
-    att.scale = c.query_scale;
-    att.softcap = c.attn_softcap;
-    att.window = c.window_of_layer(l);
-    ops.push_back(att);
+    // Each sequence appends to, and attends over, its own cache.
+    for (const SequenceRows& p : parts) {
+      // k and v are activation slots: an npu append may pad its rows up inside them.
+      OpCall store = elementwise(OpKind::kKvStore, part_rows(b, b.k, p, kv), part_rows(b, b.k, p, kv));
+      store.b = part_rows(b, b.v, p, kv);
+      set_kv(b, p.seq, l, store);
+      store.n_past = p.n_past;
+      store.context = b.context;
+      ops.push_back(store);
+    }
+    for (const SequenceRows& p : parts) {
+      OpCall att = elementwise(OpKind::kAttention, rows(b.att + int64_t(p.row) * qd, p.n, qd),
+                               rows(b.q + int64_t(p.row) * qd, p.n, qd));
+      set_kv(b, p.seq, l, att);
+      att.n_heads = c.n_heads;
+      att.n_kv_heads = c.n_kv_heads;
+      att.head_dim = c.head_dim;
+      att.n_past = p.n_past;
+      att.context = b.context;
+      att.scale = c.query_scale;
+      att.softcap = c.attn_softcap;
+      att.window = c.window_of_layer(l);
+      ops.push_back(att);
+    }
     ops.push_back(slot_matmul(b, L.wo, rows(b.att, n, qd), b.xb, dim));
     // Post-norms (Gemma) normalize a block's output, in place, before it joins the residual.
     if (c.post_norms) ops.push_back(slot_op(b, rmsnorm(L.attn_post_norm, rows(b.xb, n, dim), rows(b.xb, n, dim), c.rms_eps)));
@@ -234,9 +269,20 @@ std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, i
     ops.push_back(slot_op(b, elementwise(OpKind::kAdd, rows(b.x, n, dim), rows(b.xb, n, dim))));
   }
   if (!logits) return ops;
-  const int first = all_logits ? 0 : n - 1, count = n - first;
-  ops.push_back(rmsnorm(model.output_norm(), rows(b.x + size_t(first) * dim, count, dim), rows(b.normed, count, dim),
-                        c.rms_eps));
+  int count = 0;  // rows of logits
+  if (all_logits) {
+    count = n;
+    ops.push_back(rmsnorm(model.output_norm(), rows(b.x, n, dim), rows(b.normed, n, dim), c.rms_eps));
+  } else {
+    // Each asking part's last row, normalized into the next row of `normed`.
+    for (const SequenceRows& p : parts) {
+      if (!p.logits) continue;
+      ops.push_back(rmsnorm(model.output_norm(), rows(b.x + size_t(p.row + p.n - 1) * dim, 1, dim),
+                            rows(b.normed + size_t(count) * dim, 1, dim), c.rms_eps));
+      ++count;
+    }
+    if (count == 0) return ops;
+  }
   ops.push_back(matmul(model.output(), rows(b.normed, count, dim), logits, c.n_vocab));
   if (c.final_softcap > 0) {
     OpCall cap = elementwise(OpKind::kSoftcap, rows(logits, count, c.n_vocab), {});
@@ -244,6 +290,21 @@ std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, i
     ops.push_back(cap);
   }
   return ops;
+}
+
+}  // namespace
+
+std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, int n_past, float* logits,
+                                  bool all_logits) {
+  const SequenceRows whole{0, 0, n, n_past, logits != nullptr};
+  return build_chunk(model, b, n, std::span(&whole, 1), logits, all_logits);
+}
+
+std::vector<OpCall> build_sequences_forward(const Model& model, const Buffers& b, std::span<const SequenceRows> parts,
+                                            float* logits) {
+  int n = 0;
+  for (const SequenceRows& p : parts) n = std::max(n, p.row + p.n);
+  return build_chunk(model, b, n, parts, logits, false);
 }
 
 }  // namespace tandem::graph

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 #include <string>
 
@@ -26,11 +27,15 @@ struct Buffers {
   // else the same tables as cos / sin.
   float *cos_local = nullptr, *sin_local = nullptr;
   int32_t* ids = nullptr;
-  std::vector<float*> k_cache, v_cache;  // per layer: [context x kv_dim], [kv_dim x context]
+  // Independent sequences (a server's slots), each with a KV cache of its own; the activation
+  // slots are shared, so one chunk can hold rows of several sequences (a batched decode step).
+  int n_seq = 1;
+  // Per sequence, then per layer (index seq * n_layers + layer): [context x kv_dim], [kv_dim x context]
+  std::vector<float*> k_cache, v_cache;
   // Or a typed cache (capacity 0: the above): f16 / q8_0 token-major rows, or, where an npu owns
   // the KV, fp16 pages in the compiled layout.
   KvGeometry kv_pages{0, 1, 0, 0, KvLayout::kTokenMajor};
-  std::vector<uint8_t*> k_pages, v_pages;  // per layer, kv_pages.bytes() and kv_pages.values().bytes()
+  std::vector<uint8_t*> k_pages, v_pages;  // as k_cache: kv_pages.bytes() and kv_pages.values().bytes()
   uint64_t kv_bytes = 0;                    // the whole cache, every layer, K and V
 };
 
@@ -39,12 +44,13 @@ class BufferPlan {
  public:
   // slot_rows 0: max_batch. kv_pages: the KV cache's geometry (its capacity the context, its width
   // the model's kv_dim; kv_cache_geometry below) or capacity 0 for the host's fp32 caches.
+  // n_seq: how many sequences hold a cache of their own (each `context` positions).
   BufferPlan(MemoryPool& pool, const ModelConfig& cfg, int max_batch, int context, int slot_rows = 0,
-             KvGeometry kv_pages = {0, 1, 0, 0, KvLayout::kTokenMajor});
+             KvGeometry kv_pages = {0, 1, 0, 0, KvLayout::kTokenMajor}, int n_seq = 1);
   Buffers bind(const MemoryPool& pool) const;
 
  private:
-  int max_batch_, context_, slot_rows_;
+  int max_batch_, context_, slot_rows_, n_seq_;
   bool local_rope_ = false;
   size_t x_, xb_, q_, k_, v_, att_, gate_, up_, cos_, sin_, cos_local_ = 0, sin_local_ = 0, normed_, ids_;
   std::vector<size_t> k_cache_, v_cache_;
@@ -72,5 +78,26 @@ bool is_layer_matmul(const Model& model, const OpCall& op);
 
 std::vector<OpCall> build_forward(const Model& model, const Buffers& b, int n, int n_past,
                                            float* logits, bool all_logits);
+
+// One sequence's part of a chunk that holds several: its rows [row, row + n) are its tokens at
+// positions n_past.., which attend to that sequence's cache alone.
+struct SequenceRows {
+  int seq = 0;
+  int row = 0;
+  int n = 0;
+  int n_past = 0;
+  bool logits = false;  // the logits of its last row are wanted
+};
+
+// Host-side preparation of such a chunk: every part's ids and rope rows at its own positions.
+void prepare_sequences(const ModelConfig& cfg, const Buffers& b, const int32_t* tokens,
+                       std::span<const SequenceRows> parts);
+
+// The ops of a chunk holding several sequences' rows: the projections and FFN run once over all
+// rows (a batched decode step reads each weight once for every sequence), the cache append and
+// attention per part. The logits of the parts that ask go to `logits`, one n_vocab row each, in
+// the parts' order.
+std::vector<OpCall> build_sequences_forward(const Model& model, const Buffers& b, std::span<const SequenceRows> parts,
+                                            float* logits);
 
 }  // namespace tandem::graph

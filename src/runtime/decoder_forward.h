@@ -29,12 +29,18 @@ class DecoderForward : public Forward {
   // positions inside the context. logits: n_vocab floats for the last token, or for every token
   // (row after row) when all_logits.
   Status eval(std::span<const TokenId> tokens, int n_past, float* logits, bool all_logits = false) final;
+  int sequences() const final { return buffers_.n_seq; }
+  Status eval_sequences(std::span<const SequenceTokens> parts, float* logits) final;
+  int max_batch() const final { return buffers_.max_batch; }
   int context() const final { return buffers_.context; }
   std::string memory_report() const override { return memory_.describe(); }
   const Model& model() const { return *model_; }
 
  protected:
   explicit DecoderForward(std::shared_ptr<const Model> model) : model_(std::move(model)) {}
+  // Where a forward pass runs each chunk's ops on one device, any chunk may mix sequences; the
+  // multi-device driver's partitions expect one sequence per chunk.
+  virtual bool runs_mixed_chunks() const { return false; }
   // Runs one chunk's ops, in order of their data dependencies, to completion.
   virtual Status run_ops(const std::vector<graph::OpCall>& ops) = 0;
 

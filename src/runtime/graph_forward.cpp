@@ -9,14 +9,18 @@ namespace tandem {
 
 Result<std::unique_ptr<GraphForward>> GraphForward::create(std::shared_ptr<const Model> model,
                                                            std::unique_ptr<devices::Device> device, int context,
-                                                           int max_batch, KvTypes kv) {
+                                                           int max_batch, KvTypes kv, int n_sequences) {
   if (!model) return InvalidArgument("forward: no model");
   if (!device) return InvalidArgument("forward: no device");
   TANDEM_ASSIGN_OR_RETURN(ForwardShape shape, ForwardShape::resolve(model->config(), context, max_batch));
   std::unique_ptr<GraphForward> g(new GraphForward(std::move(model)));
   TANDEM_ASSIGN_OR_RETURN(KvGeometry cache, graph::kv_cache_geometry(g->model_->config(), shape.context, kv.k, kv.v));
-  graph::BufferPlan plan(g->memory_, g->model_->config(), shape.max_batch, shape.context, 0, cache);
-  g->kv_note_ = graph::describe_kv(cache, "");
+  if (n_sequences < 1 || n_sequences > 256) {
+    return InvalidArgument("sequences: " + std::to_string(n_sequences) + " is out of range (1..256)");
+  }
+  graph::BufferPlan plan(g->memory_, g->model_->config(), shape.max_batch, shape.context, 0, cache, n_sequences);
+  g->kv_note_ = graph::describe_kv(
+      cache, n_sequences > 1 ? "one cache for each of " + std::to_string(n_sequences) + " sequences" : "");
   TANDEM_RETURN_IF_ERROR(g->memory_.allocate());
   g->buffers_ = plan.bind(g->memory_);
   TANDEM_RETURN_IF_ERROR(device->map_shared_memory(g->memory_.get(0), g->memory_.total_bytes()));
@@ -84,7 +88,7 @@ ExecutionReport GraphForward::execution_report() const {
 Result<std::unique_ptr<GraphForward>> make_cpu_forward(std::shared_ptr<const Model> model, CpuForwardOptions o,
                                                        KvTypes kv) {
   TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<devices::Device> cpu, devices::open_device("cpu", model, o.n_threads));
-  return GraphForward::create(std::move(model), std::move(cpu), o.context, o.max_batch, kv);
+  return GraphForward::create(std::move(model), std::move(cpu), o.context, o.max_batch, kv, o.sequences);
 }
 
 }  // namespace tandem

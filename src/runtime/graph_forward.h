@@ -14,14 +14,16 @@ namespace tandem {
 class GraphForward final : public DecoderForward {
  public:
   // The device maps the pool here (unified memory: no op copies anything).
+  // n_sequences: independent KV caches of `context` positions each (eval_sequences).
   static Result<std::unique_ptr<GraphForward>> create(std::shared_ptr<const Model> model,
                                                       std::unique_ptr<devices::Device> device, int context,
-                                                      int max_batch, KvTypes kv = {});
+                                                      int max_batch, KvTypes kv = {}, int n_sequences = 1);
   devices::Device& device() { return *device_; }
   ExecutionReport execution_report() const override;
 
  private:
   using DecoderForward::DecoderForward;
+  bool runs_mixed_chunks() const override { return true; }
   Status run_ops(const std::vector<graph::OpCall>& ops) override;
   std::unique_ptr<devices::Device> device_;
   bool one_job_projections_ = false;  // the device's caps: rmsnorm + projections go as norm_linear
@@ -34,6 +36,7 @@ struct CpuForwardOptions {
   int n_threads = 2;
   int context = 0;      // KV cache length in tokens; 0: min(model context, 4096)
   int max_batch = 512;  // tokens per prefill chunk
+  int sequences = 1;    // KV caches of `context` positions each (a server's slots)
 };
 
 // The decoder on the cpu device: the default when no --devices is given.

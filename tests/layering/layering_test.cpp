@@ -32,6 +32,7 @@ const std::map<std::string, int>& levels() {
       {"sim", 7}, {"buckets", 7},                   // the SoC simulator; length buckets
       {"chat", 7},                                  // chat templates and conversations over a session
       {"planner", 8},                               // profilers, cost DB, solver, plans
+      {"server", 8},                                // the OpenAI-compatible server: slots, batching, HTTP
       {"report", 9},                                // the papers' evaluations
   };
   return l;

@@ -22,6 +22,7 @@ Command add_info(CLI::App& app);
 Command add_tokenize(CLI::App& app);
 Command add_template(CLI::App& app);  // the chat template applied to a messages file
 Command add_chat(CLI::App& app);      // an interactive conversation
+Command add_serve(CLI::App& app);     // the OpenAI-compatible server (without cpp-httplib it says how to get it)
 Command add_gen_model(CLI::App& app);
 Command add_quantize(CLI::App& app);
 Command add_devices(CLI::App& app);

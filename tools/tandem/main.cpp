@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
   CLI::App app{"tandem: LLM inference across CPU, GPU and NPU"};
   app.require_subcommand(0, 1);
   std::vector<cli::Command> commands = {cli::add_run(app), cli::add_bench(app), cli::add_info(app),
-                                       cli::add_tokenize(app), cli::add_template(app), cli::add_chat(app),
+                                       cli::add_tokenize(app), cli::add_template(app), cli::add_chat(app), cli::add_serve(app),
                                        cli::add_gen_model(app), cli::add_quantize(app),
                                        cli::add_devices(app), cli::add_simulate(app),
                                        cli::add_profile(app), cli::add_plan(app), cli::add_report(app), cli::add_buckets(app),

@@ -81,7 +81,7 @@ Result<PartitionOptions> partition_options(const std::string& strategy, double r
 }
 
 Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model, const DeviceOptions& d, int threads,
-                                              int context, int max_batch) {
+                                              int context, int max_batch, int sequences) {
   std::vector<std::string> names = split(d.devices);
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
@@ -105,8 +105,13 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
   if (!d.npu_cache.empty() && !npu_with_another) return needs_npu("--npu-cache", d.npu_cache);
   if (names.size() == 1 && !npu_alone) {
     TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<devices::Device> dev, devices::open_device(names[0], model, threads));
-    TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<GraphForward> f, GraphForward::create(model, std::move(dev), context, max_batch, kv));
+    TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<GraphForward> f,
+                            GraphForward::create(model, std::move(dev), context, max_batch, kv, sequences));
     return std::unique_ptr<Forward>(std::move(f));
+  }
+  if (sequences > 1) {
+    return InvalidArgument("--slots " + std::to_string(sequences) + ": several slots run on one device (--devices cpu or "
+                           "opencl); --devices " + d.devices + " serves one slot");
   }
   HeteroOptions o;
   o.devices = names;

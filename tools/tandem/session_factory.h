@@ -42,7 +42,8 @@ struct DeviceOptions {
 // --strategy, --ratio and --standard-lengths as partition options; errors name the flag.
 Result<PartitionOptions> partition_options(const std::string& strategy, double ratio, const std::string& lengths);
 
+// sequences > 1: that many KV caches (tandem serve's slots), on a single device only.
 Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model, const DeviceOptions& d, int threads,
-                                              int context, int max_batch);
+                                              int context, int max_batch, int sequences = 1);
 
 }  // namespace tandem::cli

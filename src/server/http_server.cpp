@@ -1,0 +1,327 @@
+#include "server/http_server.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <climits>
+#include <random>
+
+#include "server/openai_response.h"
+#include "server/peer_watch.h"
+
+namespace tandem::server {
+namespace {
+
+using nlohmann::ordered_json;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kPollInterval = std::chrono::milliseconds(50);
+// A stream silent this long gets an SSE comment line: a write is how a closed connection shows
+// where the peer watch cannot see it.
+constexpr auto kKeepAliveInterval = std::chrono::seconds(5);
+
+void send_json(httplib::Response& res, int status, const ordered_json& j) {
+  res.status = status;
+  res.set_content(j.dump(), "application/json");
+}
+
+void send_error(httplib::Response& res, const ApiError& e) { send_json(res, e.http_status, e.to_json()); }
+
+ApiError server_error(int status, std::string message, std::string type, std::string code = "") {
+  ApiError e;
+  e.http_status = status;
+  e.message = std::move(message);
+  e.type = std::move(type);
+  e.code = std::move(code);
+  return e;
+}
+
+// Compares without an early exit, so the time taken does not tell how much of a key was right.
+bool same_secret(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i % std::max<size_t>(b.size(), 1)]);
+  return diff == 0;
+}
+
+// Where the job ended in an error, the status and error object the client gets.
+ApiError job_error(const CompletionJob& job) {
+  if (job.reason() == FinishReason::kCancelled)
+    return server_error(503, "The server is shutting down: " + job.error().message(), "server_error",
+                        "server_shutting_down");
+  return server_error(500, "The generation failed: " + job.error().message(), "server_error", "generation_failed");
+}
+
+}  // namespace
+
+struct OpenAiServer::Impl {
+  Impl(SlotEngine& e, ChatTemplate t, ServedModel s, ServerOptions o)
+      : engine(e), chat_template(std::move(t)), served(std::move(s)), options(std::move(o)) {}
+
+  SlotEngine& engine;
+  ChatTemplate chat_template;
+  ServedModel served;
+  ServerOptions options;
+  httplib::Server http;
+  HttpMetrics metrics;
+  const int64_t started =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  int port = 0;
+
+  void routes();
+  bool authorized(const httplib::Request& req, httplib::Response& res);
+  void generate(const httplib::Request& req, httplib::Response& res, bool chat);
+  // The prompt's tokens, or the error the client gets.
+  std::optional<ApiError> prompt_tokens(const GenerationRequest& r, std::vector<TokenId>& ids) const;
+  void answer_whole(const httplib::Request& req, httplib::Response& res, std::shared_ptr<CompletionJob> job,
+                    const ResponseHead& head, std::string prefix, Clock::time_point t0);
+  void answer_stream(const httplib::Request& req, httplib::Response& res, std::shared_ptr<CompletionJob> job,
+                     const ResponseHead& head, bool include_usage, std::string prefix, Clock::time_point t0);
+};
+
+bool OpenAiServer::Impl::authorized(const httplib::Request& req, httplib::Response& res) {
+  if (options.api_key.empty()) return true;
+  const std::string header = req.get_header_value("Authorization");
+  const std::string bearer = "Bearer ";
+  if (header.compare(0, bearer.size(), bearer) == 0 && same_secret(header.substr(bearer.size()), options.api_key))
+    return true;
+  send_error(res, server_error(401,
+                               header.empty() ? "You didn't provide an API key. Send it as 'Authorization: Bearer KEY'."
+                                              : "Incorrect API key provided.",
+                               "invalid_request_error", "invalid_api_key"));
+  return false;
+}
+
+std::optional<ApiError> OpenAiServer::Impl::prompt_tokens(const GenerationRequest& r, std::vector<TokenId>& ids) const {
+  const Tokenizer& tok = engine.model().tokenizer();
+  if (r.chat) {
+    Result<std::vector<TokenId>> t = chat_prompt_tokens(chat_template, tok, r.conversation);
+    if (!t.ok())
+      return bad_request("The chat template could not render these messages: " + t.status().message(), "messages");
+    ids = std::move(t).value();
+  } else if (r.prompt_is_ids) {
+    ids = r.prompt_ids;
+    for (TokenId id : ids) {
+      if (id >= tok.n_vocab()) {
+        return bad_request("Invalid 'prompt': token id " + std::to_string(id) + " is outside the vocabulary of " +
+                               std::to_string(tok.n_vocab()) + " tokens.",
+                           "prompt", "invalid_value");
+      }
+    }
+  } else {
+    ids = tok.encode(r.prompt, /*add_special=*/true, /*parse_special=*/true);
+  }
+  if (ids.empty()) return bad_request("The prompt has no tokens.", r.chat ? "messages" : "prompt", "invalid_value");
+  // At least one token must fit after the prompt.
+  if (ids.size() >= size_t(engine.context())) {
+    return bad_request("This model's maximum context length is " + std::to_string(engine.context()) +
+                           " tokens. However, your " + (r.chat ? "messages" : "prompt") + " resulted in " +
+                           std::to_string(ids.size()) + " tokens. Please reduce the length of the " +
+                           (r.chat ? "messages." : "prompt."),
+                       r.chat ? "messages" : "prompt", "context_length_exceeded");
+  }
+  return std::nullopt;
+}
+
+void OpenAiServer::Impl::generate(const httplib::Request& req, httplib::Response& res, bool chat) {
+  const Clock::time_point t0 = Clock::now();
+  GenerationRequest r;
+  std::optional<ApiError> error =
+      chat ? parse_chat_request(req.body, served, r) : parse_completion_request(req.body, served, r);
+  std::vector<TokenId> ids;
+  if (!error) error = prompt_tokens(r, ids);
+  if (error) {
+    send_error(res, *error);
+    return;
+  }
+  auto job = std::make_shared<CompletionJob>();
+  job->prompt = std::move(ids);
+  job->max_tokens = r.max_tokens > 0 ? r.max_tokens : INT_MAX;
+  job->sampler = r.sampler;
+  job->stop = r.stop;
+  job->ignore_eos = r.ignore_eos;
+  const ResponseHead head = new_response_head(chat, served.id);
+  std::string prefix =
+      !chat && r.echo ? (r.prompt_is_ids ? engine.model().tokenizer().decode(r.prompt_ids) : r.prompt) : "";
+  engine.submit(job);
+  if (r.stream) {
+    answer_stream(req, res, std::move(job), head, r.include_usage, std::move(prefix), t0);
+  } else {
+    answer_whole(req, res, std::move(job), head, std::move(prefix), t0);
+  }
+}
+
+void OpenAiServer::Impl::answer_whole(const httplib::Request& req, httplib::Response& res,
+                                      std::shared_ptr<CompletionJob> job, const ResponseHead& head, std::string text,
+                                      Clock::time_point t0) {
+  const PeerWatch peer(req.local_port, req.remote_port);
+  auto next_check = Clock::now();
+  while (!job->wait(kPollInterval, text)) {
+    if (Clock::now() < next_check) continue;
+    next_check = Clock::now() + std::chrono::milliseconds(200);
+    if (peer.peer_closed()) {
+      job->cancel();     // nobody will read the answer: free the slot
+      res.status = 499;  // (nginx's "client closed request"; never sent)
+      return;
+    }
+  }
+  if (job->reason() == FinishReason::kError || job->reason() == FinishReason::kCancelled) {
+    send_error(res, job_error(*job));
+    return;
+  }
+  send_json(res, 200, completion_json(head, text, job->reason(), job->stats()));
+  metrics.observe_latency(std::chrono::duration<double>(Clock::now() - t0).count());
+}
+
+void OpenAiServer::Impl::answer_stream(const httplib::Request& req, httplib::Response& res,
+                                       std::shared_ptr<CompletionJob> job, const ResponseHead& head, bool include_usage,
+                                       std::string prefix, Clock::time_point t0) {
+  res.status = 200;
+  res.set_header("Cache-Control", "no-cache");
+  auto peer = std::make_shared<PeerWatch>(req.local_port, req.remote_port);
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [this, job, head, include_usage, prefix, peer, t0](size_t, httplib::DataSink& sink) {
+        auto send = [&](const std::string& event) { return sink.write(event.data(), event.size()); };
+        bool ok = send(sse_event(chunk_json(head, prefix, /*first=*/true)));
+        auto last_write = Clock::now(), next_check = Clock::now();
+        while (ok) {
+          std::string text;
+          const bool finished = job->wait(kPollInterval, text);
+          if (!text.empty()) {
+            ok = send(sse_event(chunk_json(head, text, false)));
+            last_write = Clock::now();
+          }
+          if (!ok || finished) break;
+          if (Clock::now() >= next_check) {
+            next_check = Clock::now() + std::chrono::milliseconds(200);
+            if (peer->peer_closed()) ok = false;
+          }
+          if (ok && Clock::now() - last_write > kKeepAliveInterval) {
+            ok = send(": keep-alive\n\n");
+            last_write = Clock::now();
+          }
+        }
+        if (!ok) {
+          job->cancel();
+          return false;
+        }
+        if (job->reason() == FinishReason::kError || job->reason() == FinishReason::kCancelled) {
+          // Mid-stream, an error is an event of its own (the status has been sent).
+          send(sse_event(job_error(*job).to_json()));
+        } else {
+          send(sse_event(chunk_json(head, "", false, job->reason())));
+          if (include_usage) send(sse_event(usage_chunk_json(head, job->stats())));
+          metrics.observe_latency(std::chrono::duration<double>(Clock::now() - t0).count());
+        }
+        send("data: [DONE]\n\n");
+        sink.done();
+        return true;
+      },
+      [job](bool) { job->cancel(); });  // a no-op for a job that ended
+}
+
+void OpenAiServer::Impl::routes() {
+  // Every /v1 route counts into /metrics and checks the key; /health never needs it.
+  auto endpoint = [this](const char* name, std::function<void(const httplib::Request&, httplib::Response&)> body) {
+    return [this, name, body](const httplib::Request& req, httplib::Response& res) {
+      if (authorized(req, res)) body(req, res);
+      metrics.count(name, res.status);
+    };
+  };
+  auto chat = endpoint("/v1/chat/completions", [this](const auto& req, auto& res) { generate(req, res, true); });
+  auto completions = endpoint("/v1/completions", [this](const auto& req, auto& res) { generate(req, res, false); });
+  http.Post("/v1/chat/completions", chat);
+  http.Post("/chat/completions", chat);
+  http.Post("/v1/completions", completions);
+  http.Post("/completions", completions);
+  auto models = endpoint("/v1/models", [this](const auto&, auto& res) {
+    send_json(res, 200, models_json(served.id, started, engine.context()));
+  });
+  http.Get("/v1/models", models);
+  http.Get("/models", models);
+  http.Get(R"(/v1/models/(.+))", endpoint("/v1/models", [this](const auto& req, auto& res) {
+             if (req.matches[1] != served.id) {
+               ApiError e = bad_request("The model `" + std::string(req.matches[1]) + "` does not exist.", "model",
+                                        "model_not_found");
+               e.http_status = 404;
+               send_error(res, e);
+               return;
+             }
+             send_json(res, 200, models_json(served.id, started, engine.context())["data"][0]);
+           }));
+  http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+    const EngineCounters c = engine.counters();
+    send_json(res, 200,
+              {{"status", "ok"},
+               {"slots", c.slots},
+               {"slots_idle", c.slots - c.slots_busy},
+               {"slots_processing", c.slots_busy},
+               {"requests_queued", c.queued}});
+    metrics.count("/health", res.status);
+  });
+  http.Get("/metrics", endpoint("/metrics", [this](const auto&, auto& res) {
+             res.set_content(metrics.render(engine.counters()), "text/plain; version=0.0.4");
+           }));
+  // Whatever reaches no route, or fails before a handler answers, still gets an error object.
+  http.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    if (res.status == 404) {
+      send_error(res, server_error(404, "Unknown request URL: " + req.method + " " + req.path + ".",
+                                   "invalid_request_error", "unknown_url"));
+    } else if (res.status == 413) {
+      send_error(res, server_error(
+                          413, "The request body is larger than " + std::to_string(options.max_body_bytes) + " bytes.",
+                          "invalid_request_error", "request_too_large"));
+    } else {
+      send_error(res, server_error(res.status, "The request failed (HTTP " + std::to_string(res.status) + ").",
+                                   res.status >= 500 ? "server_error" : "invalid_request_error"));
+    }
+  });
+  http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown exception";
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    send_error(res, server_error(500, "Internal error: " + what, "server_error"));
+  });
+}
+
+OpenAiServer::OpenAiServer(SlotEngine& engine, ChatTemplate chat_template, ServedModel served, ServerOptions options)
+    : impl_(std::make_unique<Impl>(engine, std::move(chat_template), std::move(served), std::move(options))) {
+  Impl& i = *impl_;
+  // Each connection holds a thread while its request waits or streams: room for every slot's
+  // client, the queue behind them, and idle keep-alive connections.
+  const int threads = i.options.http_threads > 0 ? i.options.http_threads : 4 * engine.slots() + 16;
+  i.http.new_task_queue = [threads] { return new httplib::ThreadPool(size_t(threads)); };
+  i.http.set_payload_max_length(i.options.max_body_bytes);
+  i.routes();
+}
+
+OpenAiServer::~OpenAiServer() = default;
+
+Result<int> OpenAiServer::bind() {
+  Impl& i = *impl_;
+  if (i.options.port == 0) {
+    i.port = i.http.bind_to_any_port(i.options.host);
+    if (i.port < 0) return IoError("serve: cannot listen on " + i.options.host + " (any port)");
+  } else {
+    if (!i.http.bind_to_port(i.options.host, i.options.port)) {
+      return IoError("serve: cannot listen on " + i.options.host + ":" + std::to_string(i.options.port) +
+                     " (in use, or not an address of this machine; --port 0 takes any free port)");
+    }
+    i.port = i.options.port;
+  }
+  return i.port;
+}
+
+Status OpenAiServer::listen() {
+  if (!impl_->http.listen_after_bind()) return IoError("serve: the listening socket failed");
+  return Status::Ok();
+}
+
+void OpenAiServer::stop() { impl_->http.stop(); }
+
+}  // namespace tandem::server

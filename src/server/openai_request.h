@@ -1,0 +1,47 @@
+// The body of a POST /v1/chat/completions or /v1/completions, read and checked field by field
+// as the OpenAI API defines them. Anything wrong comes back as the ApiError OpenAI would send
+// (the field in `param`); fields tandem cannot honour (logprobs, n > 1, penalties it does not
+// implement, ...) are refused rather than silently ignored; fields that only label a request
+// (user, metadata, store) are accepted and ignored.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chat/conversation.h"
+#include "runtime/sampler.h"
+#include "server/openai_error.h"
+
+namespace tandem::server {
+
+// What a request is checked against.
+struct ServedModel {
+  std::string id;           // what /v1/models lists and "model" must name
+  SamplerOptions sampling;  // the server's defaults (tandem serve's sampling options)
+  bool random_seed = true;  // a request without "seed" draws one (else sampling.seed)
+};
+
+struct GenerationRequest {
+  bool chat = true;
+  Conversation conversation;        // chat: messages (and tools, for the template)
+  std::string prompt;               // completions: the prompt text...
+  std::vector<TokenId> prompt_ids;  // ...or its token ids
+  bool prompt_is_ids = false;
+  bool echo = false;  // completions: the prompt leads the returned text
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+  int max_tokens = 0;          // 0: until the end of the turn or of the context
+  SamplerOptions sampler;
+  std::vector<std::string> stop;
+  bool ignore_eos = false;
+};
+
+// Most JSON nesting a request may have (a deeper one is refused before it is parsed).
+inline constexpr int kMaxRequestDepth = 64;
+
+std::optional<ApiError> parse_chat_request(const std::string& body, const ServedModel& served, GenerationRequest& out);
+std::optional<ApiError> parse_completion_request(const std::string& body, const ServedModel& served,
+                                                 GenerationRequest& out);
+
+}  // namespace tandem::server
