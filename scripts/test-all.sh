@@ -41,7 +41,9 @@ echo "== asan+ubsan build + tests"
 cmake --preset asan -DTANDEM_WERROR=ON >/dev/null
 cmake --build --preset asan
 stage_done "asan build"
+# tests/lsan.supp: leaks in PoCL and the LLVM it drives (third-party code only).
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" \
   ctest --preset asan -j2
 stage_done "asan tests"
 

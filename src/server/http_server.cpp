@@ -54,11 +54,11 @@ ApiError job_error(const CompletionJob& job) {
 }  // namespace
 
 struct OpenAiServer::Impl {
-  Impl(SlotEngine& e, ChatTemplate t, ServedModel s, ServerOptions o)
+  Impl(SlotEngine& e, std::optional<ChatTemplate> t, ServedModel s, ServerOptions o)
       : engine(e), chat_template(std::move(t)), served(std::move(s)), options(std::move(o)) {}
 
   SlotEngine& engine;
-  ChatTemplate chat_template;
+  std::optional<ChatTemplate> chat_template;
   ServedModel served;
   ServerOptions options;
   httplib::Server http;
@@ -94,7 +94,13 @@ bool OpenAiServer::Impl::authorized(const httplib::Request& req, httplib::Respon
 std::optional<ApiError> OpenAiServer::Impl::prompt_tokens(const GenerationRequest& r, std::vector<TokenId>& ids) const {
   const Tokenizer& tok = engine.model().tokenizer();
   if (r.chat) {
-    Result<std::vector<TokenId>> t = chat_prompt_tokens(chat_template, tok, r.conversation);
+    if (!chat_template) {
+      return bad_request(
+          "The model has no chat template (tokenizer.chat_template): start tandem serve with "
+          "--template FILE.jinja, or send the prompt to /v1/completions.",
+          "messages", "no_chat_template");
+    }
+    Result<std::vector<TokenId>> t = chat_prompt_tokens(*chat_template, tok, r.conversation);
     if (!t.ok())
       return bad_request("The chat template could not render these messages: " + t.status().message(), "messages");
     ids = std::move(t).value();
@@ -289,7 +295,8 @@ void OpenAiServer::Impl::routes() {
   });
 }
 
-OpenAiServer::OpenAiServer(SlotEngine& engine, ChatTemplate chat_template, ServedModel served, ServerOptions options)
+OpenAiServer::OpenAiServer(SlotEngine& engine, std::optional<ChatTemplate> chat_template, ServedModel served,
+                           ServerOptions options)
     : impl_(std::make_unique<Impl>(engine, std::move(chat_template), std::move(served), std::move(options))) {
   Impl& i = *impl_;
   // Each connection holds a thread while its request waits or streams: room for every slot's
@@ -297,6 +304,12 @@ OpenAiServer::OpenAiServer(SlotEngine& engine, ChatTemplate chat_template, Serve
   const int threads = i.options.http_threads > 0 ? i.options.http_threads : 4 * engine.slots() + 16;
   i.http.new_task_queue = [threads] { return new httplib::ThreadPool(size_t(threads)); };
   i.http.set_payload_max_length(i.options.max_body_bytes);
+  // cpp-httplib's default also sets SO_REUSEPORT, which lets a second server bind the same port
+  // and silently take half its connections: only SO_REUSEADDR (a restart can rebind at once).
+  i.http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof yes);
+  });
   i.routes();
 }
 

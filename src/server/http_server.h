@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "chat/chat_template.h"
@@ -30,7 +31,9 @@ struct ServerOptions {
 
 class OpenAiServer {
  public:
-  OpenAiServer(SlotEngine& engine, ChatTemplate chat_template, ServedModel served, ServerOptions options);
+  // chat_template: none for a model without one (chat requests are then refused; completions work).
+  OpenAiServer(SlotEngine& engine, std::optional<ChatTemplate> chat_template, ServedModel served,
+               ServerOptions options);
   ~OpenAiServer();
 
   Result<int> bind();  // the port it listens on

@@ -39,9 +39,50 @@ if [ -z "$URL" ]; then
 fi
 echo "server at $URL (pid $PID)"
 
+RSS_CHECK=()
+[ -n "${TANDEM_SANITIZED:-}" ] && RSS_CHECK=(--no-rss-check)
 node "$SRC/tests/server/server_test.mjs" --url "$URL" --key test-key --pid "$PID" --model stories260K \
-  --system "$SYSTEM" --user "$USER" --reference "$WORK/reference.txt"
+  --system "$SYSTEM" --user "$USER" --reference "$WORK/reference.txt" "${RSS_CHECK[@]}"
 rc=$?
+result() {  # NAME OK
+  if [ "$2" = 1 ]; then echo "PASS: $1"; else echo "FAIL: $1"; rc=1; fi
+}
+case $URL in http://127.0.0.1:*) ok=1 ;; *) ok=0 ;; esac
+result "binds 127.0.0.1 by default ($URL)" $ok
+
+# A second server on the same port: one clear line, exit 1.
+PORT=${URL##*:}
+timeout 30 "$TANDEM" serve -m "$MODEL" --template "$TEMPLATE" --port "$PORT" > /dev/null 2> "$WORK/busy.err"
+busy_rc=$?
+ok=0
+[ "$busy_rc" = 1 ] && [ "$(wc -l < "$WORK/busy.err")" = 1 ] && grep -q "tandem: error: serve: cannot listen on 127.0.0.1:$PORT" "$WORK/busy.err" && ok=1
+result "a port in use is a one-line error (exit $busy_rc: $(cat "$WORK/busy.err"))" $ok
+
+# A model without a chat template: it starts (and says so), chat answers 400 no_chat_template,
+# completions work.
+"$TANDEM" serve -m "$MODEL" --port 0 --slots 1 > "$WORK/plain.out" 2> "$WORK/plain.err" &
+PLAIN=$!
+for _ in $(seq 1 300); do
+  grep -q "listening on" "$WORK/plain.out" && break
+  kill -0 "$PLAIN" 2> /dev/null || break
+  sleep 0.1
+done
+PLAIN_URL=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$WORK/plain.out")
+ok=0
+grep -q "has no chat template" "$WORK/plain.err" && [ -n "$PLAIN_URL" ] && node -e '
+  const url = process.argv[1];
+  const post = (path, body) => fetch(url + path, { method: "POST", headers: { "Content-Type": "application/json" },
+                                                   body: JSON.stringify(body) });
+  (async () => {
+    const chat = await post("/v1/chat/completions", { messages: [{ role: "user", content: "hi" }] });
+    const error = (await chat.json()).error;
+    const done = await post("/v1/completions", { prompt: "Once", max_tokens: 4 });
+    const text = (await done.json()).choices?.[0]?.text;
+    process.exit(chat.status === 400 && error.code === "no_chat_template" && done.status === 200 && text ? 0 : 1);
+  })().catch(() => process.exit(1));' "$PLAIN_URL" && ok=1
+result "a model without a chat template: chat 400 no_chat_template, completions work" $ok
+kill -TERM "$PLAIN" 2> /dev/null
+wait "$PLAIN" 2> /dev/null
 
 # SIGTERM stops it cleanly: exit 0, and it says so.
 kill -TERM "$PID"

@@ -79,8 +79,19 @@ Command add_serve(CLI::App& app) {
             }
             TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<Model> model, Model::load(o->model.model));
             warn_past_trained_context(*model, o->model.context);
-            TANDEM_ASSIGN_OR_RETURN(ChatTemplate tmpl,
-                                    ChatTemplate::from_gguf(model->file(), model->tokenizer(), o->chat_template));
+            // A model without a chat template still serves /v1/completions.
+            std::optional<ChatTemplate> tmpl;
+            Result<ChatTemplate> found = ChatTemplate::from_gguf(model->file(), model->tokenizer(), o->chat_template);
+            if (found.ok()) {
+              tmpl = std::move(found).value();
+            } else if (o->chat_template.empty() && found.status().code() == StatusCode::kNotFound) {
+              std::fprintf(stderr,
+                           "tandem serve: warning: %s has no chat template (tokenizer.chat_template): "
+                           "/v1/chat/completions answers 400 (--template FILE.jinja gives one); /v1/completions works\n",
+                           o->model.model.c_str());
+            } else {
+              return found.status();
+            }
             TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<Forward> forward,
                                     make_forward(model, with_model_file(o->devices, o->model.model), o->model.threads,
                                                  o->model.context, o->batch, o->slots));
