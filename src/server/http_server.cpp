@@ -159,11 +159,8 @@ void OpenAiServer::Impl::generate(const httplib::Request& req, httplib::Response
 void OpenAiServer::Impl::answer_whole(const httplib::Request& req, httplib::Response& res,
                                       std::shared_ptr<CompletionJob> job, const ResponseHead& head, std::string text,
                                       Clock::time_point t0) {
-  const PeerWatch peer(req.local_port, req.remote_port);
-  auto next_check = Clock::now();
+  PeerWatch peer(req.local_port, req.remote_port);
   while (!job->wait(kPollInterval, text)) {
-    if (Clock::now() < next_check) continue;
-    next_check = Clock::now() + std::chrono::milliseconds(200);
     if (peer.peer_closed()) {
       job->cancel();     // nobody will read the answer: free the slot
       res.status = 499;  // (nginx's "client closed request"; never sent)
@@ -189,7 +186,7 @@ void OpenAiServer::Impl::answer_stream(const httplib::Request& req, httplib::Res
       [this, job, head, include_usage, prefix, peer, t0](size_t, httplib::DataSink& sink) {
         auto send = [&](const std::string& event) { return sink.write(event.data(), event.size()); };
         bool ok = send(sse_event(chunk_json(head, prefix, /*first=*/true)));
-        auto last_write = Clock::now(), next_check = Clock::now();
+        auto last_write = Clock::now();
         while (ok) {
           std::string text;
           const bool finished = job->wait(kPollInterval, text);
@@ -198,10 +195,7 @@ void OpenAiServer::Impl::answer_stream(const httplib::Request& req, httplib::Res
             last_write = Clock::now();
           }
           if (!ok || finished) break;
-          if (Clock::now() >= next_check) {
-            next_check = Clock::now() + std::chrono::milliseconds(200);
-            if (peer->peer_closed()) ok = false;
-          }
+          if (peer->peer_closed()) ok = false;
           if (ok && Clock::now() - last_write > kKeepAliveInterval) {
             ok = send(": keep-alive\n\n");
             last_write = Clock::now();

@@ -55,6 +55,13 @@ PeerWatch::State PeerWatch::lookup() const {
   return State::kOpen;
 }
 
-bool PeerWatch::peer_closed() const { return watching_ && lookup() == State::kClosed; }
+bool PeerWatch::peer_closed() {
+  if (!watching_ || closed_) return closed_;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_read_) return false;
+  next_read_ = now + kInterval;
+  closed_ = lookup() == State::kClosed;
+  return closed_;
+}
 
 }  // namespace tandem::server

@@ -6,6 +6,7 @@
 // says nothing, and the handler learns of a close when its next write fails.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 namespace tandem::server {
@@ -15,13 +16,19 @@ class PeerWatch {
   // The connection between our local_port and the peer's remote_port.
   PeerWatch(int local_port, int remote_port);
   // True once the peer has closed (or reset) the connection; false while it is open or unknown.
-  bool peer_closed() const;
+  // Reads the table at most every kInterval (callers poll it in their wait loops); between reads
+  // it answers what the last read found.
+  bool peer_closed();
+
+  static constexpr std::chrono::milliseconds kInterval{200};
 
  private:
   enum class State { kOpen, kClosed, kUnknown };
   State lookup() const;
   int local_port_, remote_port_;
   bool watching_;
+  bool closed_ = false;
+  std::chrono::steady_clock::time_point next_read_{};
 };
 
 }  // namespace tandem::server

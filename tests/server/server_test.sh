@@ -14,6 +14,16 @@ command -v node > /dev/null || need_client "no node"
 [ -d "$SRC/tests/server/node_modules/openai" ] || need_client "no openai npm client (npm ci --prefix tests/server)"
 
 rm -rf "$WORK" && mkdir -p "$WORK"
+# The URL a server started in the background prints on stdout (OUT), once it listens; empty if
+# the process (PID) ends first or 30 s pass.
+server_url() {
+  for _ in $(seq 1 300); do
+    grep -q "listening on" "$1" && break
+    kill -0 "$2" 2> /dev/null || break
+    sleep 0.1
+  done
+  sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$1"
+}
 MODEL=$SHARED/testdata/models/stories260K.gguf
 TEMPLATE=$SRC/tests/chat/data/compact.jinja
 SYSTEM="Tell a story."
@@ -25,12 +35,7 @@ USER="Once upon a time"
 "$TANDEM" serve -m "$MODEL" --template "$TEMPLATE" --port 0 --slots 4 -c 16384 --api-key test-key \
   > "$WORK/serve.out" 2> "$WORK/serve.err" &
 PID=$!
-for _ in $(seq 1 300); do
-  grep -q "listening on" "$WORK/serve.out" && break
-  kill -0 "$PID" 2> /dev/null || break
-  sleep 0.1
-done
-URL=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$WORK/serve.out")
+URL=$(server_url "$WORK/serve.out" "$PID")
 if [ -z "$URL" ]; then
   echo "FAIL: the server did not start"
   cat "$WORK/serve.err"
@@ -62,12 +67,7 @@ result "a port in use is a one-line error (exit $busy_rc: $(cat "$WORK/busy.err"
 # completions work.
 "$TANDEM" serve -m "$MODEL" --port 0 --slots 1 > "$WORK/plain.out" 2> "$WORK/plain.err" &
 PLAIN=$!
-for _ in $(seq 1 300); do
-  grep -q "listening on" "$WORK/plain.out" && break
-  kill -0 "$PLAIN" 2> /dev/null || break
-  sleep 0.1
-done
-PLAIN_URL=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$WORK/plain.out")
+PLAIN_URL=$(server_url "$WORK/plain.out" "$PLAIN")
 ok=0
 grep -q "has no chat template" "$WORK/plain.err" && [ -n "$PLAIN_URL" ] && node -e '
   const url = process.argv[1];
