@@ -326,6 +326,7 @@ void groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
     const uint8_t* qs = w.qs(a.group0 + g);
     const uint8_t* meta = w.block_meta(a.group0 + g);
     const uint8_t* super = reinterpret_cast<const uint8_t*>(w.super_meta(a.group0 + g));
+    const MetaPrefetch meta_ahead(w, a.group0 + g, g == g_begin);
     for (int half = 0; half < 2; ++half) {
       const int64_t valid = a.rows - g * PackedWeight::kRows - half * 8;
       if (valid <= 0) break;
@@ -333,8 +334,10 @@ void groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
       for (int i = 0; i < M; ++i) acc[i] = _mm256_setzero_ps();
       for (int64_t b = 0; b < blocks; ++b) {
         const uint8_t* qb = qs + size_t(b) * w.qs_bytes_per_block;
-        if (half == 0)
+        if (half == 0) {
           for (int l = 0; l < lines; ++l) _mm_prefetch(reinterpret_cast<const char*>(qb + l * 64) + kPrefetchBytes, _MM_HINT_T0);
+          meta_ahead.at(b);
+        }
         const Block k{qb, meta + size_t(b) * w.meta_bytes_per_block, super, b, blocks / 8, half};
         __m256i v[8];
         const typename T::S s = T::load(k, v);

@@ -75,8 +75,10 @@ void groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
     const uint8_t* meta = w.block_meta(a.group0 + g);
     __m512 acc[M];
     for (int i = 0; i < M; ++i) acc[i] = _mm512_setzero_ps();
+    const MetaPrefetch meta_ahead(w, a.group0 + g, g == g_begin);
     for (int64_t b = 0; b < blocks; ++b) {
       prefetch_block(qs + b * Q::kLines, Q::kLines);
+      meta_ahead.at(b);
       const typename Q::W wq = Q::load(qs + b * Q::kLines, levels);
       const uint8_t* mb = meta + size_t(b) * w.meta_bytes_per_block;
       const __m512 d = fp16x16(mb);

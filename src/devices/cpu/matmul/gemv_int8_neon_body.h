@@ -339,6 +339,7 @@ void groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
     const uint8_t* qs = w.qs(a.group0 + g);
     const uint8_t* meta = w.block_meta(a.group0 + g);
     const uint8_t* super = reinterpret_cast<const uint8_t*>(w.super_meta(a.group0 + g));
+    const MetaPrefetch meta_ahead(w, a.group0 + g, g == g_begin);
     for (int q = 0; q < 4; ++q) {
       const int64_t valid = a.rows - g * PackedWeight::kRows - q * 4;
       if (valid <= 0) break;
@@ -346,8 +347,10 @@ void groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
       for (int i = 0; i < M; ++i) acc[i] = vdupq_n_f32(0.0f);
       for (int64_t b = 0; b < blocks; ++b) {
         const uint8_t* qb = qs + size_t(b) * w.qs_bytes_per_block;
-        if (q == 0)
+        if (q == 0) {
           for (int l = 0; l < lines; ++l) __builtin_prefetch(qb + l * 64 + kPrefetchBytes);
+          meta_ahead.at(b);
+        }
         const Block k{qb, meta + size_t(b) * w.meta_bytes_per_block, super, b, blocks / 8, q};
         int8x16_t v[8];
         const typename T::S s = T::load(k, v);

@@ -19,12 +19,14 @@ void k_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
     const __m512i* qs = reinterpret_cast<const __m512i*>(w.qs(a.group0 + g));
     const uint8_t* meta = w.block_meta(a.group0 + g);
     const uint16_t* super = w.super_meta(a.group0 + g);
+    const MetaPrefetch meta_ahead(w, a.group0 + g, g == g_begin);
     __m512 acc[M];
     for (int i = 0; i < M; ++i) acc[i] = _mm512_setzero_ps();
     for (int64_t sb = 0; sb < supers; ++sb) {
       const __m512 d = fp16x16(super + sb * 16), dmin = fp16x16(super + (supers + sb) * 16);
       for (int64_t b = sb * 8; b < sb * 8 + 8; ++b) {
         prefetch_block(qs + b * kLines, kLines);
+        meta_ahead.at(b);
         const __m512 scale = _mm512_mul_ps(d, u8x16(meta + b * 32));
         const __m512 min = _mm512_mul_ps(dmin, u8x16(meta + b * 32 + 16));
         __m512i l[4], h[4], v[8];
@@ -61,12 +63,14 @@ void q2_k_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
     const __m512i* qs = reinterpret_cast<const __m512i*>(w.qs(a.group0 + g));
     const uint8_t* meta = w.block_meta(a.group0 + g);
     const uint16_t* super = w.super_meta(a.group0 + g);
+    const MetaPrefetch meta_ahead(w, a.group0 + g, g == g_begin);
     __m512 acc[M];
     for (int i = 0; i < M; ++i) acc[i] = _mm512_setzero_ps();
     for (int64_t sb = 0; sb < supers; ++sb) {
       const __m512 d = fp16x16(super + sb * 16), dmin = fp16x16(super + (supers + sb) * 16);
       for (int64_t b = sb * 8; b < sb * 8 + 8; ++b) {
         prefetch_block(qs + b * 2, 2);
+        meta_ahead.at(b);
         __m512i v[8];
         unpack_two_bits(qs + b * 2, v);
         const uint8_t* mb = meta + b * 64;
@@ -97,12 +101,14 @@ void half_scaled_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end)
     const __m512i* qs = reinterpret_cast<const __m512i*>(w.qs(a.group0 + g));
     const uint8_t* meta = w.block_meta(a.group0 + g);
     const uint16_t* super = w.super_meta(a.group0 + g);
+    const MetaPrefetch meta_ahead(w, a.group0 + g, g == g_begin);
     __m512 acc[M];
     for (int i = 0; i < M; ++i) acc[i] = _mm512_setzero_ps();
     for (int64_t sb = 0; sb < supers; ++sb) {
       const __m512 d = fp16x16(super + sb * 16);
       for (int64_t b = sb * 8; b < sb * 8 + 8; ++b) {
         prefetch_block(qs + b * kLines, kLines);
+        meta_ahead.at(b);
         __m512i v[8];
         if constexpr (kCodeBits == 3) {
           unpack_three_bits(qs + b * kLines, v);
@@ -135,12 +141,14 @@ void iq4_xs_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
     const __m512i* qs = reinterpret_cast<const __m512i*>(w.qs(a.group0 + g));
     const uint8_t* meta = w.block_meta(a.group0 + g);
     const uint16_t* super = w.super_meta(a.group0 + g);
+    const MetaPrefetch meta_ahead(w, a.group0 + g, g == g_begin);
     __m512 acc[M];
     for (int i = 0; i < M; ++i) acc[i] = _mm512_setzero_ps();
     for (int64_t sb = 0; sb < supers; ++sb) {
       const __m512 d = fp16x16(super + sb * 16);
       for (int64_t b = sb * 8; b < sb * 8 + 8; ++b) {
         prefetch_block(qs + b * 4, 4);
+        meta_ahead.at(b);
         __m512i v[8];
         unpack_levels(qs + b * 4, levels, v);
         const __m512 scale = _mm512_mul_ps(d, s8x16(meta + b * 16));
