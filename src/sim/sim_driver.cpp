@@ -10,6 +10,25 @@ namespace {
 
 int64_t to_ns(double s) { return int64_t(std::llround(s * 1e9)); }
 
+// The bytes a kernel writes, at fp16 as on the phone: what a framework without a shared pool
+// copies to the host and on to the next device.
+double output_bytes(const Task& t) {
+  if (!t.call) return double(t.host_bytes);
+  const graph::OpCall& c = *t.call;
+  const double rows = double(c.out.rows);
+  switch (c.kind) {
+    case graph::OpKind::kMatmul:
+      return rows * double(c.row_end - c.row_begin) * 2.0;
+    case graph::OpKind::kNormLinear: {
+      double b = 0;
+      for (int i = 0; i < c.n_proj; ++i) b += rows * double(c.proj[size_t(i)].weight->rows) * 2.0;
+      return b;
+    }
+    default:
+      return rows * double(c.out.cols) * 2.0;
+  }
+}
+
 }  // namespace
 
 SimDriver::SimDriver(const SocModel& soc, SyncMode sync) : soc_(soc), sync_(sync), costs_(soc) {
@@ -69,7 +88,13 @@ double SimDriver::handoff_delay(const Task& producer, size_t pu, double start, d
   }
   stats_.host_active_seconds += double(r.polled_ns) * 1e-9 + submit;
   const double detected = start + double(r.resume_ns) * 1e-9;
-  return std::max(0.0, detected - end) + submit;
+  double copy = 0;
+  if (copy_and_finish_) {  // device -> host, then host -> device
+    copy = 2.0 * output_bytes(producer) / soc_.host.memcpy_bytes_per_s;
+    stats_.baseline_copy_seconds += copy;
+    stats_.host_active_seconds += copy;
+  }
+  return std::max(0.0, detected - end) + copy + submit;
 }
 
 std::vector<double> SimDriver::bandwidth_factors(const std::vector<Running>& running) const {
@@ -178,6 +203,12 @@ Status SimDriver::run(const TaskGraph& g) {
       if (!ru || !ru->static_graphs()) dram_energy_bytes_ += cost[size_t(id)].dram_bytes;
       if (r.unit == host_) stats_.host_active_seconds += now_ - r.start;
       record(r.unit, t.label, r.start, now_, "kernel");
+      if (copy_and_finish_ && ru && !ru->static_graphs()) {
+        // The host returns from clFinish, then submits the unit's next kernel.
+        const double gap = ru->kernels.finish_s + ru->kernels.submit_s;
+        unit_free_at_[r.unit] = std::max(unit_free_at_[r.unit], now_ + gap);
+        stats_.baseline_finish_seconds += gap;
+      }
       for (int next_id : dependents[size_t(id)]) {
         const size_t cu = unit[size_t(next_id)];
         double at = now_;

@@ -43,12 +43,20 @@ struct SimStats {
   double host_active_seconds = 0;  // polling, submitting, copying
   double handoff_seconds = 0;      // producer finished -> consumer submitted, summed over handoffs
   uint64_t handoffs = 0, fast_fallbacks = 0;
+  double baseline_copy_seconds = 0, baseline_finish_seconds = 0;  // the copy-and-finish baseline's extra costs
   double runtime_prepare_seconds = 0;  // NPU graph builds charged during runs (online-prepare)
 };
 
 class SimDriver {
  public:
   SimDriver(const SocModel& soc, SyncMode sync);
+
+  // The baseline of HeteroInfer's fast-sync ablation as the paper describes mobile frameworks
+  // (SEEDS GPU-2): the host waits for every gpu/cpu kernel with a blocking clFinish before it
+  // submits the next (the unit idles for the wait and the submit), and every tensor that crosses
+  // from one unit to another goes device -> host -> device by memcpy (no shared pool). Off: the
+  // queues run ahead and the pool is shared, so only the handoff protocol (sync) differs.
+  void set_copy_and_finish_baseline(bool on) { copy_and_finish_ = on; }
 
   // Runs the graph from the current virtual time (when the previous graph ended).
   Status run(const TaskGraph& g);
@@ -80,6 +88,7 @@ class SimDriver {
 
   const SocModel& soc_;
   SyncMode sync_;
+  bool copy_and_finish_ = false;
   TaskCostModel costs_;
   sync::LatencyPredictor predictor_{1.0};
   sync::FastWaitParams fast_params_;

@@ -35,6 +35,7 @@ Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const S
     if (auto q = soc.unit_for_device(o.partition.npu); q.ok()) npu_unit = &soc.units[*q];
   }
   SimDriver driver(soc, o.sync);
+  driver.set_copy_and_finish_baseline(o.copy_and_finish_baseline);
   driver.costs().set_npu_order(o.npu_order);
   if (o.npu_cache) driver.costs().set_compile_cache(o.npu_cache);
   SimulateResult r;

@@ -19,6 +19,9 @@ namespace tandem::sim {
 struct SimulateOptions {
   PartitionOptions partition;  // strategy, gpu_share, standard lengths
   SyncMode sync = SyncMode::kFast;
+  // The fast-sync ablation's baseline as the paper describes it: clFinish after every GPU kernel
+  // and host copies of every tensor crossing units (SimDriver::set_copy_and_finish_baseline).
+  bool copy_and_finish_baseline = false;
   // kWeightStationary: NPU matmuls without the order exchange (SEEDS NPU-2), the ablation's first step.
   npu::oplib::MatmulOrder npu_order = npu::oplib::MatmulOrder::kActivationStationary;
   int prompt = 256;

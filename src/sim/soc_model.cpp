@@ -90,19 +90,39 @@ Result<size_t> SocModel::unit_for_device(const std::string& device) const {
   return InvalidArgument("simulator: " + name + " has no unit for device '" + device + "'" + what + "; its units: " + unit_names());
 }
 
-Result<NpuCalibration> SocModel::fit_npu_calibration(const ComputeUnit& unit) const {
+Result<npu::TargetModel> SocModel::profile_target(const ComputeUnit& unit) const {
   if (!unit.static_graphs()) return InvalidArgument(file + ": unit '" + unit.name + "' is not an npu");
-  npu::TargetModel measured_on = unit.npu.target;
-  if (profile_npu_target != unit.npu.target.name) {
-    auto m = npu::TargetModel::load(npu_dir + "/" + profile_npu_target + ".json");
-    if (!m.ok()) {
-      return InvalidArgument(file + ": field 'profile_points.npu_target' ('" + profile_npu_target + "'): " + m.status().message());
-    }
-    measured_on = std::move(*m);
+  if (profile_npu_target == unit.npu.target.name) return unit.npu.target;
+  auto m = npu::TargetModel::load(npu_dir + "/" + profile_npu_target + ".json");
+  if (!m.ok()) {
+    return InvalidArgument(file + ": field 'profile_points.npu_target' ('" + profile_npu_target + "'): " + m.status().message());
   }
-  auto cal = sim::fit_npu_calibration(profile_points, unit.name, measured_on);
+  return std::move(*m);
+}
+
+Result<NpuCalibration> SocModel::fit_npu_calibration(const ComputeUnit& unit) const {
+  return fit_npu_calibration(unit, profile_points);
+}
+
+Result<NpuCalibration> SocModel::fit_npu_calibration(const ComputeUnit& unit, const std::vector<ProfilePoint>& points) const {
+  TANDEM_ASSIGN_OR_RETURN(npu::TargetModel measured_on, profile_target(unit));
+  auto cal = sim::fit_npu_calibration(points, unit.name, measured_on);
   if (!cal.ok()) return InvalidArgument(file + ": " + cal.status().message());
   return cal;
+}
+
+Status SocModel::fit_kernel_units() {
+  for (ComputeUnit& u : units) {
+    if (u.static_graphs()) continue;
+    auto& g = u.kernels;
+    auto fit = fit_kernel_latency(profile_points, u.name);
+    if (!fit.ok()) return InvalidArgument(file + ": " + fit.status().message());
+    g.matmul = *fit;
+    g.matmul.s_per_flop /= g.profile_scale;
+    // The FLOP term may not promise more than the unit achieves (SEEDS GPU-1).
+    g.matmul.s_per_flop = std::max(g.matmul.s_per_flop, 1.0 / g.achieved_flops);
+  }
+  return Status::Ok();
 }
 
 Result<double> SocModel::fit_naive_order_factor(const ComputeUnit& unit) const {

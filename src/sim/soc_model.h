@@ -129,8 +129,16 @@ struct SocModel {
   static Result<SocModel> load_named(const std::string& name);
   static std::vector<std::string> names();
   static std::string data_dir();
-  // Refits an npu unit's calibration from its profile points (times each on profile_npu_target).
+  // Refits an npu unit's calibration from its profile points (times each on profile_npu_target),
+  // or from `points` where given (a subset, or points with a time moved).
   Result<NpuCalibration> fit_npu_calibration(const ComputeUnit& npu) const;
+  Result<NpuCalibration> fit_npu_calibration(const ComputeUnit& npu, const std::vector<ProfilePoint>& points) const;
+  // The NPU model the profile points' NPU times were measured on (profile_points.npu_target).
+  Result<npu::TargetModel> profile_target(const ComputeUnit& npu) const;
+  // Fits every kernel unit's matmul latency model to profile_points: the FLOP term divided by the
+  // unit's profile_scale and no faster than its achieved_flops (SEEDS GPU-1). The reader calls it;
+  // so does whoever moved a point.
+  Status fit_kernel_units();
   // Refits an npu unit's naive_order_factor from its order_exchange_speedup (SEEDS NPU-2).
   Result<double> fit_naive_order_factor(const ComputeUnit& npu) const;
   // NPU-2's shape: [14336 x 4096] weights at 256 rows (the paper states no K; 256 is its

@@ -82,7 +82,7 @@ Result<SocModel> parse(const json& root, const std::string& file, const std::str
       npu_targets.emplace_back();
       g.peak_flops = r.number(u + "peak_flops");
       g.achieved_flops = r.number(u + "achieved_flops");
-      g.kernel_fixed_s = r.number(u + "kernel_fixed_s");
+      g.kernel_fixed_s = r.number(u + "kernel_fixed_s", false, true);
       g.submit_s = r.number(u + "submit_s");
       g.finish_s = r.number(u + "finish_s");
       g.dram_cap_bytes_per_s = r.number(u + "dram_cap_bytes_per_s");
@@ -152,18 +152,10 @@ Result<SocModel> parse(const json& root, const std::string& file, const std::str
   if (s.dram.achievable_bytes_per_s > s.dram.theoretical_bytes_per_s) {
     return InvalidArgument(file + ": field 'dram.achievable_bytes_per_s' exceeds 'dram.theoretical_bytes_per_s'");
   }
+  TANDEM_RETURN_IF_ERROR(s.fit_kernel_units());
   for (size_t i = 0; i < s.units.size(); ++i) {
     ComputeUnit& u = s.units[i];
-    if (!u.static_graphs()) {
-      auto& g = u.kernels;
-      auto fit = fit_kernel_latency(s.profile_points, u.name);
-      if (!fit.ok()) return InvalidArgument(file + ": " + fit.status().message());
-      g.matmul = *fit;
-      g.matmul.s_per_flop /= g.profile_scale;
-      // The FLOP term may not promise more than the unit achieves (SEEDS GPU-1).
-      g.matmul.s_per_flop = std::max(g.matmul.s_per_flop, 1.0 / g.achieved_flops);
-      continue;
-    }
+    if (!u.static_graphs()) continue;
     const std::string target_path = npu_dir + "/" + npu_targets[i] + ".json";
     auto t = npu::TargetModel::load(target_path);
     if (!t.ok()) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -134,6 +135,35 @@ TEST(SimDriver, CrossUnitHandoffCostsWhatTheProtocolCosts) {
   }
   EXPECT_LT(handoff[1], handoff[0]) << "fast sync hands off sooner than a clFinish-like wait";
   EXPECT_GT(handoff[1], 0.0);
+}
+
+// The paper's fast-sync baseline: on top of the blocking handoff, the tensor crossing units is
+// copied to the host and back, and each GPU kernel is waited on (clFinish) before the next one is
+// submitted, so two GPU kernels in a row are apart by finish + submit.
+TEST(SimDriver, CopyAndFinishBaselineChargesCopiesAndAWaitPerGpuKernel) {
+  Fixture f = make();
+  const SocModel& s = f.soc;
+  const ComputeUnit& gpu = *s.find("gpu");
+  auto timeline = [&](bool baseline) {
+    SimDriver d(s, SyncMode::kBlocking);
+    d.set_copy_and_finish_baseline(baseline);
+    TaskGraph g;
+    g.add(matmul_task(f.w(0), 1, "opencl", 0));
+    g.add(matmul_task(f.w(0), 1, "opencl", 2, {0}));
+    g.add(matmul_task(f.w(0), 1, "npu", 4, {1}));
+    EXPECT_TRUE(d.run(g).ok());
+    return std::tuple{d.now(), d.stats().baseline_copy_seconds, d.stats().baseline_finish_seconds};
+  };
+  const auto [plain, no_copy, no_finish] = timeline(false);
+  const auto [base, copy, finish] = timeline(true);
+  EXPECT_EQ(no_copy, 0.0);
+  EXPECT_EQ(no_finish, 0.0);
+  const double out_bytes = double(f.w(0).rows) * 2.0;  // one fp16 row of wq's output
+  EXPECT_NEAR(copy, 2.0 * out_bytes / s.host.memcpy_bytes_per_s, 1e-15) << "device -> host -> device, once";
+  EXPECT_NEAR(finish, 2.0 * (gpu.kernels.finish_s + gpu.kernels.submit_s), 1e-15) << "after each GPU kernel";
+  // The second GPU kernel waits for the first's clFinish and its own submit; the NPU's input
+  // arrives after the copies. The wait after the last GPU kernel overlaps the handoff.
+  EXPECT_NEAR(base - plain, gpu.kernels.finish_s + gpu.kernels.submit_s + copy, 1e-9);
 }
 
 TEST(SimDriver, SameGraphsGiveTheSameTimelineBitForBit) {

@@ -38,7 +38,10 @@ Command add_simulate(CLI::App& app) {
                   "a compile cache (tandem compile -o) of this model for the SoC's NPU: the NPU's shapes it holds are "
                   "timed on the compiler's programs instead of the operator library's");
   sub->add_option("--npu-power-level", o->q.npu_power_level, "the cache's programs of this power level (default max)");
-  sub->add_option("--sync", o->q.sync, "fast | blocking")->capture_default_str();
+  sub->add_option("--sync", o->q.sync,
+                  "fast | blocking | copy-finish (blocking, plus clFinish after every GPU kernel and host copies of tensors "
+                  "crossing units: the paper's fast-sync baseline)")
+      ->capture_default_str();
   sub->add_option("--trace", o->q.trace, "write the predicted timeline as a Chrome trace (Perfetto)");
   sub->add_option("--plan", o->q.plan, "a plan from `tandem plan -o`: each matmul takes its entry for the actual length");
   sub->add_flag("--json", o->json, "print one JSON object");

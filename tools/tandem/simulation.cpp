@@ -62,7 +62,10 @@ Result<Simulation> simulate_request(const Model& model, const SimulationRequest&
   // The SoC's units take the roles (a SoC without an npu runs every matmul on its GPU's role).
   TANDEM_ASSIGN_OR_RETURN(DeviceRoles roles, soc.roles());
   roles.apply_to(so.partition);
-  TANDEM_ASSIGN_OR_RETURN(so.sync, sync_mode_from_name(q.sync));
+  // copy-finish: the fast-sync ablation's baseline (blocking waits, clFinish after every GPU
+  // kernel, host copies of tensors crossing units), which only the simulator models.
+  so.copy_and_finish_baseline = q.sync == "copy-finish";
+  TANDEM_ASSIGN_OR_RETURN(so.sync, sync_mode_from_name(so.copy_and_finish_baseline ? "blocking" : q.sync));
   out.strategy = q.strategy;
   if (!q.plan.empty()) {
     TANDEM_ASSIGN_OR_RETURN(planner::Plan plan, planner::Plan::load(q.plan));
