@@ -43,6 +43,14 @@ inline constexpr double kAblationActivationCentric = 2.05, kAblationOrderExchang
 // 12.8% below Hetero-layer; Hetero-layer prefill power 2.23 W.
 inline constexpr double kEnergyTensorVsGpu = 1.0 - 0.55, kEnergyTensorVsLayer = 1.0 - 0.128, kLayerPrefillWatts = 2.23;
 
+// With a game running [paper]: prefill slows 0.5% (Hetero-layer) and 2.2% (Hetero-tensor); GPU-only
+// inference drops the game to 0 FPS.
+inline constexpr double kGameSlowdownLayer = 0.005, kGameSlowdownTensor = 0.022, kGameFpsGpuOnly = 0.0;
+
+// End-to-end workloads [paper]: mean prompt (prefill) and output (decode) tokens per request.
+inline constexpr int kBellePrompt = 54, kBelleGen = 374, kGsm8kPrompt = 296, kGsm8kGen = 340, kTriviaQaPrompt = 1787,
+                     kTriviaQaGen = 5;
+
 // Snapdragon 8 Elite [paper]: prefill +10.5% over the 8 Gen 3, decode similar (same DRAM).
 inline constexpr double kEliteOverGen3Prefill = 1.105;
 

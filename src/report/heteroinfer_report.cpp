@@ -73,9 +73,12 @@ struct Scenario {
   MatmulOrder order = MatmulOrder::kActivationStationary;
   int prompt = 256, gen = 0;
   bool copy_and_finish = false;  // the fast-sync ablation's baseline (sim::SimulateOptions)
+  bool game = false;             // the options' game on the GPU beside the request
+  int chunk = 0;                 // prefill chunk (0: the whole prompt at once)
   std::string key() const {
     return model + "|" + config + "|" + sync_mode_name(sync) + "|" + (order == MatmulOrder::kWeightStationary ? "naive" : "exch") + "|" +
-           std::to_string(prompt) + "|" + std::to_string(gen) + (copy_and_finish ? "|copy-finish" : "");
+           std::to_string(prompt) + "|" + std::to_string(gen) + (copy_and_finish ? "|copy-finish" : "") + (game ? "|game" : "") +
+           "|" + std::to_string(chunk);
   }
 };
 
@@ -120,6 +123,8 @@ class Runner {
     sim::SimulateOptions so;
     so.sync = s.sync;
     so.copy_and_finish_baseline = s.copy_and_finish;
+    so.prefill_chunk = s.chunk;
+    if (s.game) so.game = {o_.game_fps, o_.game_gpu_occupancy, o_.game_dram_bytes_per_s};
     so.npu_order = s.order;
     so.prompt = s.prompt;
     so.gen = s.gen;
@@ -174,7 +179,7 @@ Result<HeteroInferReport> build_heteroinfer_report(const HeteroInferReportOption
   for (int n : o.dynamic_lengths)
     if (n < 1 || n > 1024) return InvalidArgument("report: dynamic length " + std::to_string(n) + " must be in 1..1024");
   const int planned = int(o.prefill_lengths.size()) * 4 + int(o.dynamic_lengths.size()) * 4 + int(o.decode_models.size()) * 5 + 6 +
-                      6 + 3 + (o.sensitivity ? 9 + 12 : 0);
+                      6 + 3 + (o.sensitivity ? 9 + 12 : 0) + 6 + int(o.workloads.size()) * 9;
   Runner R(soc, o, planned);
   const std::string M = o.main_model;
   // The paper measured the 8 Gen 3; for the 8 Elite it states prefill +10.5%, decode similar.
@@ -447,6 +452,83 @@ Result<HeteroInferReport> build_heteroinfer_report(const HeteroInferReportOption
     md << "## 7. Energy (" << M << ")\n\n![energy](energy.svg)\n\n" << t.str()
        << "\n*Driven by:* time × the power per device state (gpu.active_w is an assumption; the NPU's energy comes from its target "
        << "model's pJ/FLOP and pJ/byte, also assumptions) — the least grounded numbers of the SoC file, so read these as direction.\n\n";
+  }
+
+  // --- beside a game ----------------------------------------------------------------------------
+  {
+    Table t({"config", "prefill 256 tok/s alone", "with the game", "slowdown", "paper slowdown", "game frames kept", "game FPS", "paper game FPS"});
+    json rows = json::array();
+    BarChart chart{"Beside a " + f(o.game_fps, 0) + " FPS game on the GPU, " + M + " prefill 256", "slowdown %", {"ours", "paper"}, {}};
+    for (const std::string& c : {std::string("gpu-only"), std::string("hetero-layer"), std::string("hetero-tensor")}) {
+      TANDEM_ASSIGN_OR_RETURN(auto alone, R.run({M, c, SyncMode::kFast, MatmulOrder::kActivationStationary, 256, 0}));
+      Scenario with{M, c, SyncMode::kFast, MatmulOrder::kActivationStationary, 256, 0};
+      with.game = true;
+      TANDEM_ASSIGN_OR_RETURN(auto g, R.run(with));
+      const double slowdown = 1 - g.prefill_tok_s / alone.prefill_tok_s;
+      const double kept = g.game_frames > 0 ? double(g.game_frames_kept) / double(g.game_frames) : 1.0;
+      const bool has_paper = c != "gpu-only";  // the paper gives the slowdown of the heterogeneous configs
+      const double paper_slow = c == "hetero-layer" ? paper::kGameSlowdownLayer : paper::kGameSlowdownTensor;
+      t.row({c, f(alone.prefill_tok_s), f(g.prefill_tok_s), f(slowdown * 100, 1) + "%", has_paper ? f(paper_slow * 100, 1) + "%" : "-",
+             std::to_string(g.game_frames_kept) + " / " + std::to_string(g.game_frames), f(kept * o.game_fps, 0),
+             c == "gpu-only" ? f(paper::kGameFpsGpuOnly, 0) : "-"});
+      BarGroup bars{c, {slowdown * 100}};
+      bars.values.push_back(has_paper ? std::optional<double>(paper_slow * 100) : std::nullopt);
+      chart.groups.push_back(bars);
+      rows.push_back({{"config", c}, {"alone_tok_s", alone.prefill_tok_s}, {"with_game_tok_s", g.prefill_tok_s}, {"frames", g.game_frames},
+                      {"frames_kept", g.game_frames_kept}, {"game_fps", kept * o.game_fps}, {"paper_slowdown", has_paper ? json(paper_slow) : json()}});
+    }
+    J["game"] = {{"fps", o.game_fps}, {"gpu_occupancy", o.game_gpu_occupancy}, {"dram_bytes_per_s", o.game_dram_bytes_per_s}, {"rows", rows}};
+    rep.files.push_back({"game.svg", chart.svg()});
+    md << "## 9. Beside a game on the GPU (" << M << ", prefill 256)\n\n![game](game.svg)\n\n"
+       << "A game renders on the GPU while the model prefills: a frame every " << f(1000 / o.game_fps, 1) << " ms (" << f(o.game_fps, 0)
+       << " FPS) that keeps the GPU busy " << f(o.game_gpu_occupancy * 100, 0) << "% of the period and moves " << f(o.game_dram_bytes_per_s / 1e9, 1)
+       << " GB/s through DRAM (assumptions: the paper does not state the game's load). Kernels are not preempted: a frame waits for the GPU "
+       << "kernel running when it arrives, then goes before the kernels queued after it. A frame is kept when it ends before the next vsync.\n\n"
+       << t.str() << "\nPaper: prefill slows 0.5% (hetero-layer) and 2.2% (hetero-tensor); GPU-only inference drops the game to 0 FPS.\n\n"
+       << "*Driven by:* how long the GPU kernels a frame can land behind are (GPU-only prefill runs whole matmuls of tens of ms; "
+       << "hetero-layer leaves the GPU only the small ops) and how much of the prefill's critical path is on the GPU.\n\n";
+  }
+
+  // --- end-to-end workloads ---------------------------------------------------------------------
+  if (!o.workloads.empty()) {
+    // Log-normal lengths of the workload's mean and the options' CV, at the 1/6, 3/6 and 5/6 quantiles.
+    const double sigma = std::sqrt(std::log(1 + o.workload_cv * o.workload_cv));
+    const double z[3] = {-0.9674215661017, 0.0, 0.9674215661017};  // standard normal quantiles of 1/6, 1/2, 5/6
+    auto quantile = [&](int mean, int k) { return std::max(1, int(std::lround(mean * std::exp(-sigma * sigma / 2 + sigma * z[k])))); };
+    Table t({"workload", "mean prompt / output", "requests (prompt+output)", "gpu-only s", "hetero-layer s", "hetero-tensor s", "tensor vs gpu-only",
+             "hetero-tensor output tok/s"});
+    BarChart chart{"End-to-end latency per request, " + M, "s", {"gpu-only", "hetero-layer", "hetero-tensor"}, {}};
+    json rows = json::array();
+    for (const HeteroInferReportOptions::Workload& w : o.workloads) {
+      std::map<std::string, double> latency, gen_tokens;
+      std::string requests;
+      for (int k = 0; k < 3; ++k) {
+        const int p = quantile(w.prompt, k), g = quantile(w.gen, k);
+        requests += (k ? ", " : "") + std::to_string(p) + "+" + std::to_string(g);
+        for (const std::string& c : {std::string("gpu-only"), std::string("hetero-layer"), std::string("hetero-tensor")}) {
+          Scenario sc{M, c, SyncMode::kFast, MatmulOrder::kActivationStationary, p, g};
+          sc.chunk = o.prefill_chunk;
+          TANDEM_ASSIGN_OR_RETURN(auto r, R.run(sc));
+          latency[c] += (r.prefill_s + r.decode_s) / 3;
+          gen_tokens[c] += double(g) / 3;
+        }
+      }
+      const double out_tok_s = gen_tokens["hetero-tensor"] / latency["hetero-tensor"];
+      t.row({w.name, std::to_string(w.prompt) + " / " + std::to_string(w.gen), requests, f(latency["gpu-only"], 2), f(latency["hetero-layer"], 2),
+             f(latency["hetero-tensor"], 2), f(latency["gpu-only"] / latency["hetero-tensor"], 2) + "x", f(out_tok_s, 1)});
+      chart.groups.push_back({w.name, {latency["gpu-only"], latency["hetero-layer"], latency["hetero-tensor"]}});
+      rows.push_back({{"workload", w.name}, {"mean_prompt", w.prompt}, {"mean_gen", w.gen}, {"gpu_only_s", latency["gpu-only"]},
+                      {"hetero_layer_s", latency["hetero-layer"]}, {"hetero_tensor_s", latency["hetero-tensor"]}, {"hetero_tensor_out_tok_s", out_tok_s}});
+    }
+    J["workloads"] = {{"cv", o.workload_cv}, {"prefill_chunk", o.prefill_chunk}, {"rows", rows}};
+    rep.files.push_back({"workloads.svg", chart.svg()});
+    md << "## 10. End-to-end workloads (" << M << ")\n\n![workloads](workloads.svg)\n\n"
+       << "The paper's workloads by their mean prompt and output lengths. Each is taken as log-normal prompt and output lengths of that "
+       << "mean with a coefficient of variation of " << f(o.workload_cv, 2) << " (an assumption: the paper gives means only), one "
+       << "request at each of the 1/6, 1/2 and 5/6 quantiles; a request's latency is its prefill (chunks of at most " << o.prefill_chunk
+       << " tokens) and its decode. The columns are the mean latency per request.\n\n" << t.str()
+       << "\n*Driven by:* decode bandwidth for BELLE and GSM8K (hundreds of output tokens), prefill compute for TriviaQA (long prompts, "
+       << "5 tokens out).\n\n";
   }
 
   // --- headline -------------------------------------------------------------------------------

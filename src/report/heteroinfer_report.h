@@ -2,8 +2,9 @@
 // is a prediction of the simulator (SimDriver over the SoC description, the runtime's own
 // partitioner and the solver's plans) set beside the paper's (report/heteroinfer_paper.h) with
 // the ratio. Sections: calibration residuals, prefill vs length, dynamic lengths, decode, fast
-// sync, the prefill ablation chain, energy, and which inputs drive each headline result (the
-// change of each result when one SoC input moves by 10%).
+// sync, the prefill ablation chain, energy, which inputs drive each headline result (the change
+// of each result when one SoC input or profile point moves by 10%), prefill beside a game on the
+// GPU, and end-to-end workloads.
 #pragma once
 
 #include <functional>
@@ -26,6 +27,20 @@ struct HeteroInferReportOptions {
   int decode_prompt = 256;
   int decode_gen = 32;
   bool sensitivity = true;
+  // A game beside prefill (Fig 19): the paper does not state its load; these are assumptions the
+  // report prints: 60 FPS, the GPU busy 40% of each frame, 3 GB/s of DRAM traffic.
+  double game_fps = 60, game_gpu_occupancy = 0.4, game_dram_bytes_per_s = 3e9;
+  // End-to-end workloads (Fig 12): each a mean prompt and output length (the paper's), drawn as
+  // log-normal lengths with this coefficient of variation (an assumption: the paper gives means
+  // only) at the 1/6, 3/6 and 5/6 quantiles, one request each; prompts past prefill_chunk tokens
+  // are prefilled in chunks of it, as an engine with that batch size would.
+  struct Workload {
+    std::string name;
+    int prompt = 0, gen = 0;
+  };
+  std::vector<Workload> workloads = {{"BELLE multi-turn", 54, 374}, {"GSM8K", 296, 340}, {"LongBench-TriviaQA", 1787, 5}};
+  double workload_cv = 0.5;
+  int prefill_chunk = 1024;
   // Fraction done and what runs now, for a progress bar.
   std::function<void(double, const std::string&)> progress;
 };

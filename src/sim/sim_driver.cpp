@@ -123,6 +123,19 @@ std::vector<double> SimDriver::bandwidth_factors(const std::vector<Running>& run
 
 Status SimDriver::run(const TaskGraph& g) {
   TANDEM_RETURN_IF_ERROR(g.verify());
+  const bool game = load_.period_s > 0 || load_.busy_s > 0;
+  size_t game_q = 0;
+  if (game) {
+    auto q = soc_.unit_for_device(load_.unit);
+    if (!q.ok() || soc_.units[*q].name != load_.unit) {
+      return InvalidArgument("simulator: the periodic load's unit '" + load_.unit + "' is not a unit of " + soc_.name + " (" + soc_.unit_names() + ")");
+    }
+    if (!(load_.period_s > 0) || !(load_.busy_s > 0) || load_.busy_s > load_.period_s || !(load_.bytes >= 0)) {
+      return InvalidArgument("simulator: a periodic load needs 0 < busy (" + std::to_string(load_.busy_s) + " s) <= period (" +
+                             std::to_string(load_.period_s) + " s) and bytes >= 0");
+    }
+    game_q = *q;
+  }
   const std::vector<Task>& tasks = g.tasks();
   const size_t n = tasks.size();
   std::vector<size_t> unit(n);
@@ -141,17 +154,31 @@ Status SimDriver::run(const TaskGraph& g) {
   std::vector<std::vector<int>> queued(units);
   for (const Task& t : tasks)
     if (waiting[size_t(t.id)] == 0) queued[unit[size_t(t.id)]].push_back(t.id);
-  std::vector<Running> running;
+  std::vector<Running> running = std::move(carry_);  // frames of the periodic load still running
+  carry_.clear();
   size_t finished = 0;
   while (finished < n) {
+    for (; game && next_frame_at_ <= now_; next_frame_at_ += load_.period_s) {
+      const int serial = int(stats_.frames++);
+      frames_waiting_.push_back(serial);
+      frame_arrival_[serial] = next_frame_at_;
+    }
     // Start what can start now on every idle unit.
     for (size_t u = 0; u < units; ++u) {
       const bool busy = std::any_of(running.begin(), running.end(), [&](const Running& r) { return r.unit == u; });
-      if (busy || queued[u].empty() || unit_free_at_[u] > now_) continue;
+      if (busy || unit_free_at_[u] > now_) continue;
       auto best = std::min_element(queued[u].begin(), queued[u].end(), [&](int a, int b) {
         return ready_at[size_t(a)] != ready_at[size_t(b)] ? ready_at[size_t(a)] < ready_at[size_t(b)] : a < b;
       });
-      if (ready_at[size_t(*best)] > now_) continue;
+      const bool task_ready = best != queued[u].end() && ready_at[size_t(*best)] <= now_;
+      if (game && u == game_q && !frames_waiting_.empty() &&
+          !(task_ready && ready_at[size_t(*best)] < frame_arrival_.at(frames_waiting_.front()))) {
+        const int serial = frames_waiting_.front();
+        frames_waiting_.pop_front();
+        running.push_back(Running{-1 - serial, u, now_, 1.0, load_.busy_s, load_.bytes / load_.busy_s});
+        continue;
+      }
+      if (!task_ready) continue;
       const int id = *best;
       queued[u].erase(best);
       const TaskCost& c = cost[size_t(id)];
@@ -171,7 +198,9 @@ Status SimDriver::run(const TaskGraph& g) {
       const bool busy = std::any_of(running.begin(), running.end(), [&](const Running& r) { return r.unit == u; });
       if (busy) continue;
       for (int id : queued[u]) next = std::min(next, std::max({ready_at[size_t(id)], unit_free_at_[u], now_}));
+      if (game && u == game_q && !frames_waiting_.empty()) next = std::min(next, std::max(unit_free_at_[u], now_));
     }
+    if (game) next = std::min(next, next_frame_at_);
     if (!std::isfinite(next)) return Internal("simulator: no task can run (a dependency cycle?)");
     // Advance to it.
     const double dt = next - now_;
@@ -188,6 +217,16 @@ Status SimDriver::run(const TaskGraph& g) {
       Running& r = running[i];
       if (r.remaining > 0) {
         ++i;
+        continue;
+      }
+      if (r.task < 0) {  // a frame of the periodic load
+        const int serial = -1 - r.task;
+        const double arrival = frame_arrival_.at(serial);
+        frame_arrival_.erase(serial);
+        stats_.frames_kept += now_ <= arrival + load_.period_s * (1 + 1e-12) ? 1 : 0;
+        stats_.frame_busy_seconds += now_ - r.start;
+        record(r.unit, "frame " + std::to_string(serial), r.start, now_, "frame");
+        running.erase(running.begin() + std::ptrdiff_t(i));
         continue;
       }
       const int id = r.task;
@@ -225,6 +264,7 @@ Status SimDriver::run(const TaskGraph& g) {
       running.erase(running.begin() + std::ptrdiff_t(i));
     }
   }
+  carry_ = std::move(running);  // only frames can be left: every task of the graph has ended
   return Status::Ok();
 }
 

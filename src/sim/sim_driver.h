@@ -21,6 +21,7 @@
 //     other than npus and by the host.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <string>
 #include <vector>
@@ -44,7 +45,20 @@ struct SimStats {
   double handoff_seconds = 0;      // producer finished -> consumer submitted, summed over handoffs
   uint64_t handoffs = 0, fast_fallbacks = 0;
   double baseline_copy_seconds = 0, baseline_finish_seconds = 0;  // the copy-and-finish baseline's extra costs
+  uint64_t frames = 0, frames_kept = 0;  // the periodic load's frames that arrived, and ended in time
+  double frame_busy_seconds = 0;
   double runtime_prepare_seconds = 0;  // NPU graph builds charged during runs (online-prepare)
+};
+
+// A periodic load beside the model on one unit: a game rendering on the GPU (HeteroInfer's run
+// beside a game). A frame of `busy_s` of the unit's time arrives every `period_s` (the display's
+// vsync) and moves `bytes` through DRAM. Kernels are not preempted: a frame waits for the kernel
+// running on its unit, then goes before every kernel that became ready after it arrived. A frame is
+// kept when it ends within one period of arriving (before the next vsync); otherwise the display
+// shows the previous one again.
+struct PeriodicLoad {
+  std::string unit;  // a unit of the SoC, by name
+  double period_s = 0, busy_s = 0, bytes = 0;
 };
 
 class SimDriver {
@@ -57,6 +71,9 @@ class SimDriver {
   // from one unit to another goes device -> host -> device by memcpy (no shared pool). Off: the
   // queues run ahead and the pool is shared, so only the handoff protocol (sync) differs.
   void set_copy_and_finish_baseline(bool on) { copy_and_finish_ = on; }
+  // Frames arrive from virtual time 0 on; run() refuses a unit the SoC does not have, a period
+  // or busy time that is not positive, or a frame longer than its period.
+  void set_periodic_load(const PeriodicLoad& load) { load_ = load; }
 
   // Runs the graph from the current virtual time (when the previous graph ended).
   Status run(const TaskGraph& g);
@@ -89,6 +106,11 @@ class SimDriver {
   const SocModel& soc_;
   SyncMode sync_;
   bool copy_and_finish_ = false;
+  PeriodicLoad load_;
+  double next_frame_at_ = 0;             // the next frame's arrival
+  std::deque<int> frames_waiting_;       // arrived, not started (frame serials)
+  std::map<int, double> frame_arrival_;  // by serial, until the frame ends
+  std::vector<Running> carry_;           // frames still running when a graph ended
   TaskCostModel costs_;
   sync::LatencyPredictor predictor_{1.0};
   sync::FastWaitParams fast_params_;

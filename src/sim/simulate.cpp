@@ -36,6 +36,15 @@ Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const S
   }
   SimDriver driver(soc, o.sync);
   driver.set_copy_and_finish_baseline(o.copy_and_finish_baseline);
+  if (o.game.fps > 0) {
+    const ComputeUnit* gpu = soc.of_kind(devices::DeviceKind::kGpu);
+    if (!gpu) return InvalidArgument("simulate: a game runs on a gpu unit; " + soc.file + " has none (" + soc.unit_names() + ")");
+    if (!(o.game.gpu_occupancy > 0 && o.game.gpu_occupancy <= 1)) {
+      return InvalidArgument("simulate: the game's GPU occupancy " + std::to_string(o.game.gpu_occupancy) + " must be in (0, 1]");
+    }
+    const double period = 1.0 / o.game.fps;
+    driver.set_periodic_load({gpu->name, period, period * o.game.gpu_occupancy, o.game.dram_bytes_per_s * period});
+  }
   driver.costs().set_npu_order(o.npu_order);
   if (o.npu_cache) driver.costs().set_compile_cache(o.npu_cache);
   SimulateResult r;
@@ -82,7 +91,8 @@ Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const S
     return driver.run(g);
   };
 
-  TANDEM_RETURN_IF_ERROR(run_chunk(o.prompt, 0));
+  const int chunk = o.prefill_chunk > 0 ? std::min(o.prefill_chunk, o.prompt) : o.prompt;
+  for (int done = 0; done < o.prompt; done += chunk) TANDEM_RETURN_IF_ERROR(run_chunk(std::min(chunk, o.prompt - done), done));
   r.prefill_s = driver.now();
   r.prefill_energy_j = driver.energy_joules();
   driver.mark_phase("prefill " + std::to_string(o.prompt), 0.0);
@@ -103,6 +113,8 @@ Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const S
   r.handoffs = st.handoffs;
   r.fast_fallbacks = st.fast_fallbacks;
   r.handoff_s = st.handoff_seconds;
+  r.game_frames = st.frames;
+  r.game_frames_kept = st.frames_kept;
   r.busy_s = st.busy_seconds;
   r.npu_shapes_compiled = driver.costs().npu_shapes_compiled();
   r.npu_shapes_library = driver.costs().npu_shapes_library();

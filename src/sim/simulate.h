@@ -22,10 +22,16 @@ struct SimulateOptions {
   // The fast-sync ablation's baseline as the paper describes it: clFinish after every GPU kernel
   // and host copies of every tensor crossing units (SimDriver::set_copy_and_finish_baseline).
   bool copy_and_finish_baseline = false;
+  // A game beside the model on the SoC's gpu unit (SimDriver's PeriodicLoad): `fps` frames a second,
+  // each `gpu_occupancy` of a frame period of GPU time, moving dram_bytes_per_s / fps bytes. Off at 0 fps.
+  struct Game {
+    double fps = 0, gpu_occupancy = 0, dram_bytes_per_s = 0;
+  } game;
   // kWeightStationary: NPU matmuls without the order exchange (SEEDS NPU-2), the ablation's first step.
   npu::oplib::MatmulOrder npu_order = npu::oplib::MatmulOrder::kActivationStationary;
   int prompt = 256;
   int gen = 32;
+  int prefill_chunk = 0;  // >0: the prompt is prefilled in chunks of at most this many tokens
   std::string trace;  // Chrome trace path, or empty
   // The compiler's programs: NPU shapes the cache holds are timed on them (sim/task_cost.h).
   std::shared_ptr<const compile_cache::CompileCache> npu_cache;
@@ -41,6 +47,7 @@ struct SimulateResult {
   double runtime_prepare_s = 0;  // graphs built during it (charged)
   uint64_t npu_graphs = 0, tasks = 0, handoffs = 0, fast_fallbacks = 0;
   double handoff_s = 0;
+  uint64_t game_frames = 0, game_frames_kept = 0;  // with a game: frames that arrived during the request, and ended in time
   std::map<std::string, double> busy_s;
   // With a compile cache: distinct NPU shapes timed on its programs and on the operator
   // library's (the cache had none), and the first of those with why.

@@ -4,6 +4,8 @@
 // shapes imply on their own, and the paper's numbers sit beside ours.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +29,7 @@ HeteroInferReportOptions small() {
   o.dynamic_lengths = {135};
   o.decode_gen = 2;
   o.sensitivity = true;
+  o.workloads = {{"tiny", 40, 3}};
   return o;
 }
 
@@ -52,7 +55,7 @@ const HeteroInferReport& report() {
 TEST(HeteroInferReport, HasEverySectionPlotThePapersNumbersAndTheSimulatorsOwn) {
   const HeteroInferReport& rep = report();
   for (const char* section : {"## 1. Calibration", "## 1b. Held-out validation", "## 2. Prefill", "## 3. Dynamic", "## 4. Decode", "## 5. Fast synchronization",
-                              "## 6. Prefill ablation", "## 7. Energy", "## 8. Which inputs drive", "## Headline"}) {
+                              "## 6. Prefill ablation", "## 7. Energy", "## 8. Which inputs drive", "## 9. Beside a game", "## 10. End-to-end workloads", "## Headline"}) {
     EXPECT_NE(rep.markdown.find(section), std::string::npos) << section;
   }
   std::vector<std::string> names;
@@ -92,6 +95,20 @@ TEST(HeteroInferReport, HasEverySectionPlotThePapersNumbersAndTheSimulatorsOwn) 
     ASSERT_EQ(unit["points"].size(), 6u);
     EXPECT_GE(unit["rms_log_held_out"].get<double>(), unit["rms_log_fitted"].get<double>()) << unit["unit"];
   }
+  // Beside a game: sharing the GPU never speeds prefill up, and GPU-only inference (whole matmuls
+  // on the GPU) leaves the game fewer frames than hetero-layer (the GPU runs only small ops).
+  ASSERT_EQ(j["game"]["rows"].size(), 3u);
+  std::map<std::string, double> fps;
+  for (const auto& r : j["game"]["rows"]) {
+    EXPECT_LE(r["with_game_tok_s"].get<double>(), r["alone_tok_s"].get<double>()) << r.dump();
+    EXPECT_GT(r["frames"].get<int>(), 0) << r.dump();
+    fps[r["config"].get<std::string>()] = r["game_fps"].get<double>();
+  }
+  EXPECT_LT(fps["gpu-only"], fps["hetero-layer"]);
+  // The workload: one row, three requests, hetero-tensor ahead of GPU-only end to end.
+  ASSERT_EQ(j["workloads"]["rows"].size(), 1u);
+  const auto& w = j["workloads"]["rows"][0];
+  EXPECT_LT(w["hetero_tensor_s"].get<double>(), w["gpu_only_s"].get<double>());
   // The paper's fast-sync baseline (copies, clFinish per GPU kernel) is slower than the protocol
   // toggle alone, in decode above all.
   for (const auto& r : j["fast_sync"]) {

@@ -166,6 +166,39 @@ TEST(SimDriver, CopyAndFinishBaselineChargesCopiesAndAWaitPerGpuKernel) {
   EXPECT_NEAR(base - plain, gpu.kernels.finish_s + gpu.kernels.submit_s + copy, 1e-9);
 }
 
+// A game's frames on the GPU: a frame that arrives while a kernel runs waits for it (no
+// preemption), then goes before the kernel that became ready after it arrived; a frame counts as
+// kept when it ends within one period of arriving.
+TEST(SimDriver, PeriodicLoadSharesTheUnitAtKernelBoundaries) {
+  Fixture f = make();
+  auto timeline = [&](bool game) {
+    SimDriver d(f.soc, SyncMode::kFast);
+    TaskGraph g;
+    g.add(matmul_task(f.w(0), 256, "opencl", 0));
+    g.add(matmul_task(f.w(0), 256, "opencl", 2, {0}));
+    const double D = alone(d, g.tasks()[0]);
+    if (game) d.set_periodic_load({"gpu", 0.8 * D, 0.1 * D, 0.0});
+    EXPECT_TRUE(d.run(g).ok());
+    return std::tuple{D, d.now(), d.stats().frames, d.stats().frames_kept};
+  };
+  const auto [D, plain, no_frames, none_kept] = timeline(false);
+  EXPECT_EQ(no_frames, 0u);
+  EXPECT_NEAR(plain, 2 * D, 1e-12);
+  // Frame 0 (t = 0) runs first: [0, 0.1D]; kernel 1 [0.1D, 1.1D]; frame 1 arrived at 0.8D and
+  // waited: [1.1D, 1.2D], kept (by 1.6D); kernel 2 [1.2D, 2.2D]; frame 2 (1.6D) waits past the graph.
+  const auto [D2, with, frames, kept] = timeline(true);
+  EXPECT_NEAR(with, 2.2 * D2, 1e-9 * D2);
+  EXPECT_EQ(frames, 3u);
+  EXPECT_EQ(kept, 2u);
+  SimDriver bad(f.soc, SyncMode::kFast);
+  bad.set_periodic_load({"dsp", 1e-3, 1e-4, 0});
+  TaskGraph g;
+  g.add(matmul_task(f.w(0), 1, "opencl", 0));
+  auto st = bad.run(g);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("'dsp'"), std::string::npos) << st.message();
+}
+
 TEST(SimDriver, SameGraphsGiveTheSameTimelineBitForBit) {
   Fixture f = make();
   auto once = [&] {
