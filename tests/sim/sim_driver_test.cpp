@@ -171,11 +171,11 @@ TEST(SimDriver, CopyAndFinishBaselineChargesCopiesAndAWaitPerGpuKernel) {
 // kept when it ends within one period of arriving.
 TEST(SimDriver, PeriodicLoadSharesTheUnitAtKernelBoundaries) {
   Fixture f = make();
-  auto timeline = [&](bool game) {
+  auto timeline = [&](bool game, bool chained = true) {
     SimDriver d(f.soc, SyncMode::kFast);
     TaskGraph g;
     g.add(matmul_task(f.w(0), 256, "opencl", 0));
-    g.add(matmul_task(f.w(0), 256, "opencl", 2, {0}));
+    g.add(matmul_task(f.w(0), 256, "opencl", 2, chained ? std::vector<int>{0} : std::vector<int>{}));
     const double D = alone(d, g.tasks()[0]);
     if (game) d.set_periodic_load({"gpu", 0.8 * D, 0.1 * D, 0.0});
     EXPECT_TRUE(d.run(g).ok());
@@ -190,6 +190,12 @@ TEST(SimDriver, PeriodicLoadSharesTheUnitAtKernelBoundaries) {
   EXPECT_NEAR(with, 2.2 * D2, 1e-9 * D2);
   EXPECT_EQ(frames, 3u);
   EXPECT_EQ(kept, 2u);
+  // Kernel 2 queued from the start (no dependency) was ready before frame 1 arrived: it goes first,
+  // [1.1D, 2.1D], and frames 1 and 2 wait past the graph.
+  const auto [D3, unchained, frames3, kept3] = timeline(true, false);
+  EXPECT_NEAR(unchained, 2.1 * D3, 1e-9 * D3);
+  EXPECT_EQ(frames3, 3u);
+  EXPECT_EQ(kept3, 1u);
   SimDriver bad(f.soc, SyncMode::kFast);
   bad.set_periodic_load({"dsp", 1e-3, 1e-4, 0});
   TaskGraph g;
