@@ -1,4 +1,5 @@
 // Fitting a unit's kernel latency model (fixed + per byte + per FLOP) to its profile points.
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -100,6 +101,20 @@ Result<KernelLatencyModel> fit_kernel_latency(const std::vector<ProfilePoint>& p
   g.s_per_byte = best[1] * 1e-6 / 1e6;
   g.s_per_flop = best[2] * 1e-6 / 1e9;
   return g;
+}
+
+Status SocModel::fit_kernel_units() {
+  for (ComputeUnit& u : units) {
+    if (u.static_graphs()) continue;
+    auto& g = u.kernels;
+    auto fit = fit_kernel_latency(profile_points, u.name);
+    if (!fit.ok()) return InvalidArgument(file + ": " + fit.status().message());
+    g.matmul = *fit;
+    g.matmul.s_per_flop /= g.profile_scale;
+    // The FLOP term may not promise more than the unit achieves (SEEDS GPU-1).
+    g.matmul.s_per_flop = std::max(g.matmul.s_per_flop, 1.0 / g.achieved_flops);
+  }
+  return Status::Ok();
 }
 
 }  // namespace tandem::sim

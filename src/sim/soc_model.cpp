@@ -111,20 +111,6 @@ Result<NpuCalibration> SocModel::fit_npu_calibration(const ComputeUnit& unit, co
   return cal;
 }
 
-Status SocModel::fit_kernel_units() {
-  for (ComputeUnit& u : units) {
-    if (u.static_graphs()) continue;
-    auto& g = u.kernels;
-    auto fit = fit_kernel_latency(profile_points, u.name);
-    if (!fit.ok()) return InvalidArgument(file + ": " + fit.status().message());
-    g.matmul = *fit;
-    g.matmul.s_per_flop /= g.profile_scale;
-    // The FLOP term may not promise more than the unit achieves (SEEDS GPU-1).
-    g.matmul.s_per_flop = std::max(g.matmul.s_per_flop, 1.0 / g.achieved_flops);
-  }
-  return Status::Ok();
-}
-
 Result<double> SocModel::fit_naive_order_factor(const ComputeUnit& unit) const {
   if (!unit.static_graphs()) return InvalidArgument(file + ": unit '" + unit.name + "' is not an npu");
   return sim::fit_naive_order_factor(unit.npu.target, kOrderOut, kOrderIn, kOrderN, unit.npu.order_exchange_speedup);
