@@ -269,18 +269,23 @@ void BM_TinyLlama(benchmark::State& state) {
   const int threads = int(state.range(1));
   tandem::cpu::set_gemm_precision(state.range(2) ? GemmPrecision::kBf16Activations : GemmPrecision::kFp32);
   const bool packed = state.range(2) == 2;
+  const DType type = kTypes[state.range(3)];
   constexpr int kLayers = 22;
   // Per layer: q, k, v, o, gate, up, down; then the output projection.
   const Shape layer[] = {kShapes[0], kShapes[1], kShapes[1], kShapes[0], kShapes[2], kShapes[2], kShapes[3]};
-  static std::vector<std::unique_ptr<BenchWeight>> weights;  // shared by all runs: ~0.6 GB
-  if (weights.empty()) {
+  // Shared by all runs of one type (~0.6 GB for Q4_0, 2.2 GB for F16); the last type is freed
+  // when another is asked for, so a filter over all types peaks at one model.
+  static std::vector<std::unique_ptr<BenchWeight>> weights;
+  static std::vector<std::unique_ptr<tandem::cpu::PackedWeight>> packs;
+  if (weights.empty() || weights.front()->view.type != type) {
+    weights.clear();
+    packs.clear();
     uint64_t seed = 1;
     for (int l = 0; l < kLayers; ++l)
-      for (const Shape& s : layer) weights.push_back(std::make_unique<BenchWeight>(DType::Q4_0, s.rows, s.cols, seed++));
-    weights.push_back(std::make_unique<BenchWeight>(DType::Q4_0, kShapes[4].rows, kShapes[4].cols, seed++));
+      for (const Shape& s : layer) weights.push_back(std::make_unique<BenchWeight>(type, s.rows, s.cols, seed++));
+    weights.push_back(std::make_unique<BenchWeight>(type, kShapes[4].rows, kShapes[4].cols, seed++));
   }
-  // p = 2: the copies packed for the int8-activation kernels (made once, ~0.6 GB more).
-  static std::vector<std::unique_ptr<tandem::cpu::PackedWeight>> packs;
+  // p = 2: the copies packed for the int8-activation kernels (made once, as many bytes again).
   if (packed && packs.empty())
     for (const auto& w : weights) packs.push_back(tandem::cpu::pack_for_decode(pool(threads), w->view));
   std::vector<WeightView> views;
@@ -305,9 +310,11 @@ void BM_TinyLlama(benchmark::State& state) {
   state.counters["GB/s"] = benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_TinyLlama)
-    ->ArgNames({"m", "thr", "bf16"})
-    ->Args({1, 1, 0})->Args({1, 2, 0})->Args({1, 1, 2})->Args({1, 2, 2})
-    ->Args({512, 2, 0})->Args({512, 2, 1})->Args({512, 1, 1})->Args({512, 2, 2})->Args({512, 1, 2})
+    ->ArgNames({"m", "thr", "bf16", "type"})  // type: index into kTypes (1 F16, 2 BF16, 3 Q8_0, 4 Q4_0)
+    ->Args({1, 1, 0, 4})->Args({1, 2, 0, 4})->Args({1, 1, 2, 4})->Args({1, 2, 2, 4})
+    ->Args({512, 2, 0, 4})->Args({512, 2, 1, 4})->Args({512, 1, 1, 4})->Args({512, 2, 2, 4})->Args({512, 1, 2, 4})
+    ->Args({1, 1, 2, 3})->Args({1, 2, 2, 3})
+    ->Args({1, 1, 0, 1})->Args({1, 2, 0, 1})->Args({1, 1, 0, 2})->Args({1, 2, 0, 2})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
