@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 namespace tandem::sim {
 
@@ -142,6 +143,14 @@ Status SimDriver::run(const TaskGraph& g) {
   std::vector<TaskCost> cost(n);
   std::vector<int> waiting(n);
   std::vector<std::vector<int>> dependents(n);
+  // For a load that waits for the submitted queue. The host submits a task to its unit's in-order
+  // queue once its inputs from other units have ended and its inputs on the same unit have been
+  // submitted (the copy-and-finish baseline: once every input has ended). Per task: its inputs not
+  // yet that far; and when the game unit's submitted, unfinished tasks were submitted (a frame
+  // goes first only when it arrived before all of them).
+  std::vector<int> unsubmitted_inputs(n, 0);
+  std::multiset<double> game_submitted_at;
+  std::vector<double> submitted_at(n, 0);
   std::vector<double> ready_at(n, now_), started(n, 0), ended(n, 0);
   for (const Task& t : tasks) {
     TANDEM_ASSIGN_OR_RETURN(unit[size_t(t.id)], queue_of(t.device));
@@ -149,6 +158,28 @@ Status SimDriver::run(const TaskGraph& g) {
     waiting[size_t(t.id)] = int(t.deps.size());
     for (int d : t.deps) dependents[size_t(d)].push_back(t.id);
   }
+  const bool frames_after_submitted = game && load_.after_submitted;
+  auto submitted_after_end = [&](int input, int task) { return copy_and_finish_ || unit[size_t(input)] != unit[size_t(task)]; };
+  // Submits `first` and every task that its submission lets the host submit too.
+  auto submit = [&](int first) {
+    std::vector<int> work{first};
+    while (!work.empty()) {
+      const int id = work.back();
+      work.pop_back();
+      submitted_at[size_t(id)] = now_;
+      if (unit[size_t(id)] == game_q) game_submitted_at.insert(now_);
+      for (int d : dependents[size_t(id)])
+        if (!submitted_after_end(id, d) && --unsubmitted_inputs[size_t(d)] == 0) work.push_back(d);
+    }
+  };
+  if (frames_after_submitted) {
+    for (const Task& t : tasks) unsubmitted_inputs[size_t(t.id)] = int(t.deps.size());
+    for (const Task& t : tasks)
+      if (t.deps.empty()) submit(t.id);
+  }
+  auto frame_may_start = [&] {
+    return !frames_after_submitted || game_submitted_at.empty() || frame_arrival_.at(frames_waiting_.front()) < *game_submitted_at.begin();
+  };
   // Per unit: tasks whose dependencies are done, by (ready time, id).
   const size_t units = names_.size();
   std::vector<std::vector<int>> queued(units);
@@ -171,7 +202,7 @@ Status SimDriver::run(const TaskGraph& g) {
         return ready_at[size_t(a)] != ready_at[size_t(b)] ? ready_at[size_t(a)] < ready_at[size_t(b)] : a < b;
       });
       const bool task_ready = best != queued[u].end() && ready_at[size_t(*best)] <= now_;
-      if (game && u == game_q && !frames_waiting_.empty() &&
+      if (game && u == game_q && !frames_waiting_.empty() && frame_may_start() &&
           !(task_ready && ready_at[size_t(*best)] < frame_arrival_.at(frames_waiting_.front()))) {
         const int serial = frames_waiting_.front();
         frames_waiting_.pop_front();
@@ -198,7 +229,7 @@ Status SimDriver::run(const TaskGraph& g) {
       const bool busy = std::any_of(running.begin(), running.end(), [&](const Running& r) { return r.unit == u; });
       if (busy) continue;
       for (int id : queued[u]) next = std::min(next, std::max({ready_at[size_t(id)], unit_free_at_[u], now_}));
-      if (game && u == game_q && !frames_waiting_.empty()) next = std::min(next, std::max(unit_free_at_[u], now_));
+      if (game && u == game_q && !frames_waiting_.empty() && frame_may_start()) next = std::min(next, std::max(unit_free_at_[u], now_));
     }
     if (game) next = std::min(next, next_frame_at_);
     if (!std::isfinite(next)) return Internal("simulator: no task can run (a dependency cycle?)");
@@ -248,8 +279,10 @@ Status SimDriver::run(const TaskGraph& g) {
         unit_free_at_[r.unit] = std::max(unit_free_at_[r.unit], now_ + gap);
         stats_.baseline_finish_seconds += gap;
       }
+      if (frames_after_submitted && r.unit == game_q) game_submitted_at.erase(game_submitted_at.find(submitted_at[size_t(id)]));
       for (int next_id : dependents[size_t(id)]) {
         const size_t cu = unit[size_t(next_id)];
+        if (frames_after_submitted && submitted_after_end(id, next_id) && --unsubmitted_inputs[size_t(next_id)] == 0) submit(next_id);
         double at = now_;
         if (cu != r.unit) {
           const double delay = handoff_delay(t, r.unit, r.start, now_, cu);

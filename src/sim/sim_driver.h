@@ -56,9 +56,18 @@ struct SimStats {
 // running on its unit, then goes before every kernel that became ready after it arrived. A frame is
 // kept when it ends within one period of arriving (before the next vsync); otherwise the display
 // shows the previous one again.
+//
+// Two ways a driver can order a frame against the model's queue on the unit:
+//  - interleaved (default): the frame goes before every kernel that became ready after it arrived,
+//    as a driver that time-slices between apps at kernel boundaries;
+//  - after_submitted: the frame waits until the unit has run every kernel the model has already
+//    submitted. The host submits a kernel once its inputs from other units are there (the queue
+//    runs ahead over kernels of its own unit), so GPU-only work is one long run the frame cannot
+//    enter, while a heterogeneous plan leaves gaps where the GPU waits on the NPU.
 struct PeriodicLoad {
   std::string unit;  // a unit of the SoC, by name
   double period_s = 0, busy_s = 0, bytes = 0;
+  bool after_submitted = false;
 };
 
 class SimDriver {

@@ -43,7 +43,7 @@ Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const S
       return InvalidArgument("simulate: the game's GPU occupancy " + std::to_string(o.game.gpu_occupancy) + " must be in (0, 1]");
     }
     const double period = 1.0 / o.game.fps;
-    driver.set_periodic_load({gpu->name, period, period * o.game.gpu_occupancy, o.game.dram_bytes_per_s * period});
+    driver.set_periodic_load({gpu->name, period, period * o.game.gpu_occupancy, o.game.dram_bytes_per_s * period, o.game.after_submitted});
   }
   driver.costs().set_npu_order(o.npu_order);
   if (o.npu_cache) driver.costs().set_compile_cache(o.npu_cache);

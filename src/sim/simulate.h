@@ -24,8 +24,10 @@ struct SimulateOptions {
   bool copy_and_finish_baseline = false;
   // A game beside the model on the SoC's gpu unit (SimDriver's PeriodicLoad): `fps` frames a second,
   // each `gpu_occupancy` of a frame period of GPU time, moving dram_bytes_per_s / fps bytes. Off at 0 fps.
+  // after_submitted: the driver runs the model's submitted kernels before a frame (PeriodicLoad).
   struct Game {
     double fps = 0, gpu_occupancy = 0, dram_bytes_per_s = 0;
+    bool after_submitted = false;
   } game;
   // kWeightStationary: NPU matmuls without the order exchange (SEEDS NPU-2), the ablation's first step.
   npu::oplib::MatmulOrder npu_order = npu::oplib::MatmulOrder::kActivationStationary;

@@ -205,6 +205,46 @@ TEST(SimDriver, PeriodicLoadSharesTheUnitAtKernelBoundaries) {
   EXPECT_NE(st.message().find("'dsp'"), std::string::npos) << st.message();
 }
 
+TEST(SimDriver, PeriodicLoadAfterSubmittedWaitsForTheModelsQueue) {
+  Fixture f = make();
+  // gpu_only: two chained GPU kernels, both submitted at the start (the queue runs ahead).
+  // Otherwise the first GPU kernel needs an NPU result, so it is not submitted until that ends.
+  auto timeline = [&](bool gpu_only) {
+    SimDriver d(f.soc, SyncMode::kFast);
+    TaskGraph g;
+    if (gpu_only) {
+      g.add(matmul_task(f.w(0), 256, "opencl", 0));
+      g.add(matmul_task(f.w(0), 256, "opencl", 2, {0}));
+    } else {
+      g.add(matmul_task(f.w(2), 256, "npu", 0));
+      g.add(matmul_task(f.w(0), 256, "opencl", 2, {0}));
+    }
+    const double D = alone(d, g.tasks()[gpu_only ? 0 : 1]);
+    PeriodicLoad load{"gpu", 0.8 * D, 0.1 * D, 0.0};
+    load.after_submitted = true;
+    d.set_periodic_load(load);
+    EXPECT_TRUE(d.run(g).ok());
+    const auto first = std::tuple{D, d.now(), d.stats().frames, d.stats().frames_kept};
+    if (gpu_only) {
+      // The next graph is submitted at 2D, after the three waiting frames arrived: they go first,
+      // [2D, 2.3D]; only frame 2 (1.6D) ends by its next vsync. Its kernels end at 4.3D.
+      EXPECT_TRUE(d.run(g).ok());
+      EXPECT_NEAR(d.now(), 4.3 * D, 1e-9 * D);
+      EXPECT_EQ(d.stats().frames_kept, 1u);
+    }
+    return first;
+  };
+  // Frames at 0, 0.8D and 1.6D all wait for both kernels: none runs inside the graph.
+  const auto [D, end, frames, kept] = timeline(true);
+  EXPECT_NEAR(end, 2 * D, 1e-12);
+  EXPECT_EQ(frames, 3u);
+  EXPECT_EQ(kept, 0u);
+  // Frame 0 finds nothing of the model submitted to the GPU and runs at once, kept.
+  const auto [D2, end2, frames2, kept2] = timeline(false);
+  EXPECT_GE(frames2, 1u);
+  EXPECT_GE(kept2, 1u);
+}
+
 TEST(SimDriver, SameGraphsGiveTheSameTimelineBitForBit) {
   Fixture f = make();
   auto once = [&] {
