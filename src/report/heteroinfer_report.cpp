@@ -78,8 +78,8 @@ struct Scenario {
   int chunk = 0;                 // prefill chunk (0: the whole prompt at once)
   std::string key() const {
     return model + "|" + config + "|" + sync_mode_name(sync) + "|" + (order == MatmulOrder::kWeightStationary ? "naive" : "exch") + "|" +
-           std::to_string(prompt) + "|" + std::to_string(gen) + (copy_and_finish ? "|copy-finish" : "") + (game ? "|game" : "") + (game_after_submitted ? "-queue-first" : "") +
-           "|" + std::to_string(chunk);
+           std::to_string(prompt) + "|" + std::to_string(gen) + (copy_and_finish ? "|copy-finish" : "") + (game ? "|game" : "") +
+           (game_after_submitted ? "-queue-first" : "") + "|" + std::to_string(chunk);
   }
 };
 
@@ -468,10 +468,9 @@ Result<HeteroInferReport> build_heteroinfer_report(const HeteroInferReportOption
       TANDEM_ASSIGN_OR_RETURN(auto g, R.run(with));
       with.game_after_submitted = true;
       TANDEM_ASSIGN_OR_RETURN(auto q, R.run(with));
-      const double slowdown = 1 - g.prefill_tok_s / alone.prefill_tok_s;
-      const double kept = g.game_frames > 0 ? double(g.game_frames_kept) / double(g.game_frames) : 1.0;
-      const double q_slowdown = 1 - q.prefill_tok_s / alone.prefill_tok_s;
-      const double q_kept = q.game_frames > 0 ? double(q.game_frames_kept) / double(q.game_frames) : 1.0;
+      auto slowdown_of = [&](const sim::SimulateResult& r) { return 1 - r.prefill_tok_s / alone.prefill_tok_s; };
+      auto kept_of = [](const sim::SimulateResult& r) { return r.game_frames > 0 ? double(r.game_frames_kept) / double(r.game_frames) : 1.0; };
+      const double slowdown = slowdown_of(g), kept = kept_of(g), q_slowdown = slowdown_of(q), q_kept = kept_of(q);
       const bool has_paper = c != "gpu-only";  // the paper gives the slowdown of the heterogeneous configs
       const double paper_slow = c == "hetero-layer" ? paper::kGameSlowdownLayer : paper::kGameSlowdownTensor;
       t.row({c, f(alone.prefill_tok_s), f(g.prefill_tok_s), f(slowdown * 100, 1) + "%", has_paper ? f(paper_slow * 100, 1) + "%" : "-",

@@ -148,7 +148,7 @@ Status SimDriver::run(const TaskGraph& g) {
   // submitted (the copy-and-finish baseline: once every input has ended). Per task: its inputs not
   // yet that far; and when the game unit's submitted, unfinished tasks were submitted (a frame
   // goes first only when it arrived before all of them).
-  std::vector<int> unsubmitted_inputs(n, 0);
+  std::vector<int> unsubmitted_inputs;
   std::multiset<double> game_submitted_at;
   std::vector<double> submitted_at(n, 0);
   std::vector<double> ready_at(n, now_), started(n, 0), ended(n, 0);
@@ -173,7 +173,7 @@ Status SimDriver::run(const TaskGraph& g) {
     }
   };
   if (frames_after_submitted) {
-    for (const Task& t : tasks) unsubmitted_inputs[size_t(t.id)] = int(t.deps.size());
+    unsubmitted_inputs = waiting;  // every input counts until it is submitted or has ended
     for (const Task& t : tasks)
       if (t.deps.empty()) submit(t.id);
   }

@@ -123,12 +123,12 @@ template <class W, int M>
 void gemv_rows(const MatmulArgs& a, int64_t r0, int64_t r1) {
   if constexpr (!W::kScaled && M == 1) {
     for (int64_t r = r0; r < r1; ++r) gemv_plain_row<W>(a, r);
-    return;
+  } else {
+    constexpr int R = M <= 4 ? 4 : 2;
+    int64_t r = r0;
+    for (; r + R <= r1; r += R) gemv_tile<W, R, M>(a, r);
+    for (; r < r1; ++r) gemv_tile<W, 1, M>(a, r);
   }
-  constexpr int R = M <= 4 ? 4 : 2;
-  int64_t r = r0;
-  for (; r + R <= r1; r += R) gemv_tile<W, R, M>(a, r);
-  for (; r < r1; ++r) gemv_tile<W, 1, M>(a, r);
 }
 
 template <class W>
