@@ -6,8 +6,9 @@
 //   BM_TinyLlama/m/threads/p           every matmul of one forward pass (22 layers x q,k,v,o,gate,
 //                                      up,down + output) on distinct Q4_0 weights: tokens/s
 //                                      estimates pp (m = 512) and tg (m = 1) without attention.
-// p: 0 = fp32 GEMM, 1 = bf16 activations (only matters for m >= kBf16MinRows), 2 = packed
-//    weights with int8 activations (decode and prefill, AVX-512 VNNI).
+// p: 0 = fp32 GEMM, 1 = bf16 activations (only matters for m >= kBf16MinRows), 2 = the reduced
+//    decode arithmetic the cpu device uses by default: packed weights with int8 activations
+//    (Q4_0 / Q8_0, AVX-512 VNNI), fp16 activations for F16 / BF16 (WeightView::half_activations).
 // Run e.g.  matmul_bench --benchmark_filter='Matmul/4/' (type 4 = Q4_0).
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
@@ -224,7 +225,7 @@ void BM_Matmul(benchmark::State& state) {
   std::vector<float> y(size_t(m * shape.rows));
   tandem::cpu::set_gemm_precision(precision);
   ThreadPool& p = pool(threads);
-  // bf16 = 2: the packed copies with int8 activations.
+  // bf16 = 2: the reduced decode arithmetic (packed copies with int8 activations, or fp16 ones).
   std::vector<std::unique_ptr<tandem::cpu::PackedWeight>> packs;
   std::vector<WeightView> views;
   for (const auto& wc : w) {
@@ -232,6 +233,7 @@ void BM_Matmul(benchmark::State& state) {
     if (state.range(4) == 2) {
       packs.push_back(tandem::cpu::pack_for_decode(p, wc->view));
       views.back().packed = packs.back().get();
+      views.back().half_activations = true;
     }
   }
   int c = 0;
@@ -254,7 +256,7 @@ void matmul_args(benchmark::internal::Benchmark* b) {
           for (int prec : {0, 1}) {
             if (m == 1 && prec == 1) continue;  // decode is fp32 or (below) packed int8
             b->Args({t, s, m, threads, prec, 0});
-            if (prec == 0 && t >= 3) b->Args({t, s, m, threads, 2, 0});
+            if (prec == 0 && (t >= 3 || (t >= 1 && m == 1))) b->Args({t, s, m, threads, 2, 0});
           }
 }
 void hot_decode_args(benchmark::internal::Benchmark* b) {
@@ -292,6 +294,7 @@ void BM_TinyLlama(benchmark::State& state) {
   for (size_t i = 0; i < weights.size(); ++i) {
     views.push_back(weights[i]->view);
     if (packed) views.back().packed = packs[i].get();
+    views.back().half_activations = packed;
   }
   const std::vector<float> x = activations(m, 5632);
   std::vector<float> y(size_t(m * 32000));
@@ -315,6 +318,7 @@ BENCHMARK(BM_TinyLlama)
     ->Args({512, 2, 0, 4})->Args({512, 2, 1, 4})->Args({512, 1, 1, 4})->Args({512, 2, 2, 4})->Args({512, 1, 2, 4})
     ->Args({1, 1, 2, 3})->Args({1, 2, 2, 3})
     ->Args({1, 1, 0, 1})->Args({1, 2, 0, 1})->Args({1, 1, 0, 2})->Args({1, 2, 0, 2})
+    ->Args({1, 1, 2, 1})->Args({1, 2, 2, 1})->Args({1, 1, 2, 2})->Args({1, 2, 2, 2})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

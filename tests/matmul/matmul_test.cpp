@@ -3,6 +3,7 @@
 // strides (the padding holds NaN in x and sentinels in y), and both GEMM precisions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -54,15 +55,54 @@ struct Case {
   int64_t m, rows, cols;
 };
 
+// With WeightView::half_activations, AVX-512 products of 16-bit weights outside the bf16 GEMM
+// see activations rounded to fp16 after scaling by a power of two: each moves by at most 2^-11
+// of itself (round to nearest, 11 significant bits), so |sum w e| <= 2^-11 |x| |w|.
+constexpr double kHalfActivationTolerance = 0x1p-11 + 1e-5;
+
+bool half_activations_used(MatmulIsa isa, DType t, bool asked, bool bf16) {
+  return asked && isa == MatmulIsa::kAvx512 && (t == DType::F16 || t == DType::BF16) && !bf16;
+}
+
+// x's m rows as the fp16 path sees them: each scaled so its largest magnitude amax = f 2^e (f in
+// [0.5, 1)) becomes f 2^15, rounded to fp16 and scaled back. A row the kernels keep in fp32
+// (non-finite, or amax below 1e-30) comes back as it is.
+std::vector<float> half_grid(const std::vector<float>& x, int64_t m, int64_t cols, int64_t ldx) {
+  std::vector<float> out = x;
+  for (int64_t i = 0; i < m; ++i) {
+    float* row = out.data() + i * ldx;
+    float amax = 0;
+    bool nan = false;
+    for (int64_t k = 0; k < cols; ++k) {
+      nan = nan || std::isnan(row[k]);
+      amax = std::max(amax, std::fabs(row[k]));
+    }
+    if (nan || !(amax <= 3.4e38f) || !(amax >= 1e-30f)) continue;
+    int e;
+    std::frexp(amax, &e);
+    for (int64_t k = 0; k < cols; ++k) row[k] = std::ldexp(fp16_to_f32(f32_to_fp16(std::ldexp(row[k], 15 - e))), e - 15);
+  }
+  return out;
+}
+
 // Runs one configuration and checks values, tolerance and the untouched padding of y.
 // Returns the largest error relative to |x_i||W_r| (to let callers check bf16 was really used).
+// half_activations: the view allows fp16 activations (WeightView::half_activations).
 double check_case(MatmulIsa isa, GemmPrecision precision, int threads, const TestWeight& w, const std::vector<float>& x,
-                  int64_t m, int64_t ldx, const std::vector<double>& ref, const std::vector<double>& scale) {
+                  int64_t m, int64_t ldx, const std::vector<double>& ref, const std::vector<double>& scale,
+                  bool half_activations = false) {
   const int64_t ldy = w.rows + 5;
   std::vector<float> y(size_t(m * ldy + 7), kSentinel);
-  detail::matmul_with(isa, precision, pool(threads), w.view(), x.data(), m, ldx, y.data(), ldy);
+  WeightView view = w.view();
+  view.half_activations = half_activations;
+  detail::matmul_with(isa, precision, pool(threads), view, x.data(), m, ldx, y.data(), ldy);
   const bool bf16 = bf16_used(isa, precision, w.type, m);
-  const double tol = bf16 ? 1e-2 : 1e-5;
+  const bool half = half_activations_used(isa, w.type, half_activations, bf16);
+  const double tol = bf16 ? 1e-2 : half ? kHalfActivationTolerance : 1e-5;
+  // With fp16 activations the kernels must also match, to fp32 rounding, the reference on the
+  // rounded activations: the bound above alone would let a few lost columns through.
+  const std::vector<double> ref_half =
+      half ? testing::reference_matmul(w, half_grid(x, m, w.cols, ldx).data(), m, ldx) : std::vector<double>{};
   double worst = 0;
   int failures = 0;
   for (int64_t i = 0; i < m; ++i) {
@@ -78,6 +118,11 @@ double check_case(MatmulIsa isa, GemmPrecision precision, int threads, const Tes
       const double err = std::fabs(double(got) - want) / s;
       if (!(err <= tol) && ++failures <= 5)
         ADD_FAILURE() << "y[" << i << "," << r << "] = " << got << ", want " << want << " (rel err " << err << ")";
+      if (half) {
+        const double on_grid = ref_half[size_t(i * w.rows + r)];
+        if (!(std::fabs(double(got) - on_grid) / s <= 1e-5) && ++failures <= 5)
+          ADD_FAILURE() << "y[" << i << "," << r << "] = " << got << ", want " << on_grid << " on the fp16 grid";
+      }
       if (err > worst) worst = err;
     }
   }
@@ -93,6 +138,11 @@ class MatmulTest : public ::testing::TestWithParam<std::tuple<DType, MatmulIsa>>
   }
   DType type() const { return std::get<0>(GetParam()); }
   MatmulIsa isa() const { return std::get<1>(GetParam()); }
+  // Views with and without fp16 activations where this ISA and type have them.
+  std::vector<bool> half_options() const {
+    if (half_activations_used(isa(), type(), true, false)) return {false, true};
+    return {false};
+  }
   std::vector<GemmPrecision> precisions() const {
     if (isa() == MatmulIsa::kAvx512 && detail::bf16_gemm_available())
       return {GemmPrecision::kFp32, GemmPrecision::kBf16Activations};
@@ -116,11 +166,13 @@ TEST_P(MatmulTest, MatchesReference) {
         const std::vector<double> scale = testing::error_scale(w, x.data(), m, ldx);
         for (GemmPrecision p : precisions()) {
           for (int threads : {1, 2, 3}) {
-            SCOPED_TRACE("m=" + std::to_string(m) + " rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) +
-                         " threads=" + std::to_string(threads) +
-                         (p == GemmPrecision::kFp32 ? " fp32" : " bf16-activations"));
-            check_case(isa(), p, threads, w, x, m, ldx, ref, scale);
-            if (HasFailure()) return;
+            for (bool half : half_options()) {
+              SCOPED_TRACE("m=" + std::to_string(m) + " rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) +
+                           " threads=" + std::to_string(threads) +
+                           (p == GemmPrecision::kFp32 ? " fp32" : " bf16-activations") + (half ? " half-activations" : ""));
+              check_case(isa(), p, threads, w, x, m, ldx, ref, scale, half);
+              if (HasFailure()) return;
+            }
           }
         }
       }
@@ -138,6 +190,26 @@ TEST_P(MatmulTest, Bf16PathIsUsedForLongPrompts) {
   const auto scale = testing::error_scale(w, x.data(), 64, 512);
   EXPECT_GT(check_case(isa(), GemmPrecision::kBf16Activations, 2, w, x, 64, 512, ref, scale), 1e-5);
   EXPECT_LT(check_case(isa(), GemmPrecision::kFp32, 2, w, x, 64, 512, ref, scale), 1e-5);
+}
+
+// Activations far outside fp16's range (1e6 overflows it; 1e-7 is below its normals) keep their
+// precision with fp16 activations: they are scaled by a power of two before rounding (and kept
+// in fp32 where the scale would not fit a float, 1e-35).
+TEST_P(MatmulTest, DecodeKeepsActivationsOutsideTheFp16Range) {
+  const bool plain = type() == DType::F32 || type() == DType::F16 || type() == DType::BF16;
+  const int64_t rows = 40, cols = plain ? 2048 + 29 : 2048 + 32;  // a partial last block (both halves) where the type has one
+  const TestWeight w = testing::make_weight(type(), rows, cols, 21);
+  for (float magnitude : {1e6f, 1e-7f, 1e-25f, 1e-35f}) {
+    std::vector<float> x = testing::make_activations(3, cols, cols, 22);
+    for (float& v : x) v *= magnitude;
+    SCOPED_TRACE("activations x " + std::to_string(magnitude));
+    const auto ref = testing::reference_matmul(w, x.data(), 3, cols);
+    const auto scale = testing::error_scale(w, x.data(), 3, cols);
+    for (int64_t m : {1, 3}) {  // the m = 1 kernel's fp16 row and the grid of the others
+      const double worst = check_case(isa(), GemmPrecision::kFp32, 2, w, x, m, cols, ref, scale, true);
+      EXPECT_LE(worst, half_activations_used(isa(), type(), true, false) ? kHalfActivationTolerance : 1e-5);
+    }
+  }
 }
 
 TEST_P(MatmulTest, NanInActivationsPropagatesToItsRowOnly) {

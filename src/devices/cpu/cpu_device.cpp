@@ -112,6 +112,7 @@ cpu::WeightView CpuDevice::view_of(const Weight& w, int64_t row_begin, int64_t r
   if (cpu::decode_precision() == cpu::DecodePrecision::kInt8Activations) {
     view.packed = packed_for_decode(w);
     view.packed_row0 = row_begin;
+    view.half_activations = true;  // F16 / BF16: the reduced mode's fp16 activations
   }
   return view;
 }

@@ -1,12 +1,15 @@
 // AVX-512 decode kernels (m <= 8): matrix-vector products bound by weight bandwidth.
 //
 // W4A16: the weight blocks are decoded to fp32 in registers next to the FMAs; activations stay
-// fp32 (never quantized to int8 as llama.cpp's W4A8 route does), accumulation is fp32.
+// fp32 (never quantized to int8 as llama.cpp's W4A8 route does), accumulation is fp32. The one
+// exception: 16-bit weights at m = 1 read scaled fp16 activations (to_scaled_half).
 //
 // Each pass streams R weight rows together and multiplies them with all M activation rows, so an
 // activation load is shared by R rows and a decoded weight block by M activations. R x M
 // accumulators (one zmm per pair, both 16-column halves of a block summed into it) must fit the
 // 32 registers next to the decoded blocks: R = 4 for M <= 4 and R = 2 for M <= 8.
+#include <cmath>
+
 #include "devices/cpu/matmul/matmul_internal.h"
 #include "devices/cpu/matmul/simd_avx512.h"
 #include "devices/cpu/matmul/weight_blocks_avx512.h"
@@ -80,6 +83,47 @@ void gemv_tile(const MatmulArgs& a, int64_t r) {
     for (int rr = 0; rr < R; ++rr) a.y[i * a.ldy + r + rr] = _mm512_reduce_add_ps(acc[rr][i]);
 }
 
+// The activation row as the plain-row kernel reads it: fp32 as given, or scaled fp16.
+struct F32Activations {
+  const float* p;
+  __m512 load(int64_t k) const { return _mm512_loadu_ps(p + k); }
+  __m512 load(int64_t k, __mmask16 mask) const { return load_f32(p + k, mask); }
+  float unscale() const { return 1.0f; }
+};
+struct HalfActivations {
+  const uint16_t* p;  // zero-padded to whole 32-column blocks
+  float inverse_scale;
+  __m512 load(int64_t k) const { return load_f16(p + k); }
+  __m512 load(int64_t k, __mmask16 mask) const { return load_f16(p + k, mask); }
+  float unscale() const { return inverse_scale; }
+};
+
+// The activations of an m = 1 product with 16-bit weights as scaled fp16 (the scale's rule:
+// half_activation_exponent), zero-padded to whole 32-column blocks. An fp32 activation row costs
+// two 64-byte loads per 32 weights next to one 64-byte load of weights; the down projection's
+// (5632 columns, 22 KB) then shares the L1 with the weight stream, and a 256 MB stream of its rows
+// ran at 23 GB/s against 29 with the row in fp16 (Zen 5, 1 thread; 28 -> 30 at 2048 columns).
+// Returns false, and the caller keeps fp32, where the rule says so.
+bool to_scaled_half(const float* x, int64_t n, uint16_t* out, float& inverse_scale) {
+  __m512 amax = _mm512_setzero_ps();
+  __mmask16 nan = 0;  // vmaxps drops a NaN in some operand orders: found apart
+  for (int64_t k = 0; k < n; k += 16) {
+    const __m512 v = load_f32(x + k, first_lanes(n - k));
+    amax = _mm512_max_ps(amax, _mm512_abs_ps(v));
+    nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  }
+  int e;
+  if (!half_activation_exponent(_mm512_reduce_max_ps(amax), nan != 0, e)) return false;
+  const __m512 scale = _mm512_set1_ps(std::ldexp(1.0f, 15 - e));
+  inverse_scale = std::ldexp(1.0f, e - 15);
+  const int64_t padded = (n + 31) / 32 * 32;
+  for (int64_t k = 0; k < padded; k += 16) {
+    const __m512 v = _mm512_mul_ps(load_f32(x + k, first_lanes(n - k)), scale);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out + k), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+  return true;
+}
+
 // One row of a plain-type weight (F32, F16, BF16) against one activation row. Its rows are
 // contiguous, so walking them one after another is a single sequential stream that the hardware
 // prefetchers follow across rows and pages; interleaving four rows (gemv_tile) splits it into
@@ -87,10 +131,9 @@ void gemv_tile(const MatmulArgs& a, int64_t r) {
 // beyond a widening, so the loop keeps four accumulators (two blocks, low and high halves) to
 // stay clear of the FMA latency. On Zen 5 the F16 matmuls of a TinyLlama token ran 23.7 -> 25.6
 // GB/s at 1 thread and 43.5 -> 45.9 at 2 (medians of 5-7 alternating runs, matmul_bench).
-template <class W>
-void gemv_plain_row(const MatmulArgs& a, int64_t r) {
+template <class W, class X>
+void gemv_plain_row(const MatmulArgs& a, const X& x, int64_t r) {
   const char* row = static_cast<const char*>(a.w.data) + size_t(r) * a.w.row_bytes;
-  const float* x = a.x;
   const int64_t blocks = a.w.cols / 32;
   __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
   int64_t b = 0;
@@ -98,31 +141,56 @@ void gemv_plain_row(const MatmulArgs& a, int64_t r) {
     __m512 lo0, hi0, lo1, hi1;
     W::levels(row, b, lo0, hi0);
     W::levels(row, b + 1, lo1, hi1);
-    acc0 = _mm512_fmadd_ps(lo0, _mm512_loadu_ps(x + b * 32), acc0);
-    acc1 = _mm512_fmadd_ps(hi0, _mm512_loadu_ps(x + b * 32 + 16), acc1);
-    acc2 = _mm512_fmadd_ps(lo1, _mm512_loadu_ps(x + b * 32 + 32), acc2);
-    acc3 = _mm512_fmadd_ps(hi1, _mm512_loadu_ps(x + b * 32 + 48), acc3);
+    acc0 = _mm512_fmadd_ps(lo0, x.load(b * 32), acc0);
+    acc1 = _mm512_fmadd_ps(hi0, x.load(b * 32 + 16), acc1);
+    acc2 = _mm512_fmadd_ps(lo1, x.load(b * 32 + 32), acc2);
+    acc3 = _mm512_fmadd_ps(hi1, x.load(b * 32 + 48), acc3);
   }
   if (b < blocks) {
     __m512 lo, hi;
     W::levels(row, b, lo, hi);
-    acc0 = _mm512_fmadd_ps(lo, _mm512_loadu_ps(x + b * 32), acc0);
-    acc1 = _mm512_fmadd_ps(hi, _mm512_loadu_ps(x + b * 32 + 16), acc1);
+    acc0 = _mm512_fmadd_ps(lo, x.load(b * 32), acc0);
+    acc1 = _mm512_fmadd_ps(hi, x.load(b * 32 + 16), acc1);
   }
   const int64_t k0 = blocks * 32, n = a.w.cols - k0;
   if (n > 0) {
     __m512 lo, hi;
     W::tail(row, k0, n, lo, hi);
-    acc0 = _mm512_fmadd_ps(lo, load_f32(x + k0, first_lanes(n)), acc0);
-    acc1 = _mm512_fmadd_ps(hi, load_f32(x + k0 + 16, first_lanes(n - 16)), acc1);
+    acc0 = _mm512_fmadd_ps(lo, x.load(k0, first_lanes(n)), acc0);
+    acc1 = _mm512_fmadd_ps(hi, x.load(k0 + 16, first_lanes(n - 16)), acc1);
   }
-  a.y[r] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc0, acc1), _mm512_add_ps(acc2, acc3)));
+  a.y[r] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc0, acc1), _mm512_add_ps(acc2, acc3))) * x.unscale();
+}
+
+template <class W>
+void gemv_plain_rows_f32(const MatmulArgs& a, int64_t r0, int64_t r1) {
+  const F32Activations x{a.x};
+  for (int64_t r = r0; r < r1; ++r) gemv_plain_row<W>(a, x, r);
+}
+
+// Rows [r0, r1) of a plain-type weight at m = 1. Where the view allows (half_activations), every
+// call converts the activations of 16-bit weights anew (a few hundred instructions against a
+// chunk of 32+ rows): the threads' chunks share no state, and the caller's x may have changed
+// since the last call at the same address.
+template <class W>
+void gemv_plain_rows(const MatmulArgs& a, int64_t r0, int64_t r1) {
+  if constexpr (W::kHalfActivations) {
+    if (!a.w.half_activations) return gemv_plain_rows_f32<W>(a, r0, r1);
+    uint16_t* half = static_cast<uint16_t*>(thread_scratch(kScratchHalfX, size_t((a.w.cols + 31) / 32 * 32) * 2));
+    float inverse_scale;
+    if (to_scaled_half(a.x, a.w.cols, half, inverse_scale)) {
+      const HalfActivations x{half, inverse_scale};
+      for (int64_t r = r0; r < r1; ++r) gemv_plain_row<W>(a, x, r);
+      return;
+    }
+  }
+  gemv_plain_rows_f32<W>(a, r0, r1);
 }
 
 template <class W, int M>
 void gemv_rows(const MatmulArgs& a, int64_t r0, int64_t r1) {
   if constexpr (!W::kScaled && M == 1) {
-    for (int64_t r = r0; r < r1; ++r) gemv_plain_row<W>(a, r);
+    gemv_plain_rows<W>(a, r0, r1);
   } else {
     constexpr int R = M <= 4 ? 4 : 2;
     int64_t r = r0;

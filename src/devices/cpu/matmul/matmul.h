@@ -37,6 +37,12 @@ struct WeightView {
   // packed_row0 must be a multiple of 16 for the packed path to be taken.
   const PackedWeight* packed = nullptr;
   int64_t packed_row0 = 0;
+  // Optional, for F16 / BF16 weights: the activations may be rounded to fp16 after scaling by a
+  // power of two (relative error at most 2^-11 of each, the F16 weights' own rounding). AVX-512
+  // decode then reads them as fp16: half the activation traffic next to the weight stream. Every
+  // m that does not take the bf16 GEMM sees the same rounded values, so a sequence's results do
+  // not depend on how many others share its batch. Elsewhere (other ISAs) it changes nothing.
+  bool half_activations = false;
 };
 
 // y[i, r] = sum_k x[i, k] * W[r, k] for i < m, r < W.rows.
@@ -101,14 +107,17 @@ bool bf16_gemm_preferred();
 const char* prefill_arithmetic();
 
 // Arithmetic of Q4_0 / Q8_0 matmuls on AVX-512 VNNI CPUs (decode, m <= 8, and prefill unless the
-// GEMM precision is kFp32):
+// GEMM precision is kFp32), and of F16 / BF16 ones on AVX-512 outside the bf16 GEMM:
 //   kFp32:            weights decoded to fp32 next to fp32 FMAs (error: fp32 rounding only); the
 //                     prefill GEMM then follows gemm_precision().
 //   kInt8Activations: the device attaches packed weights (WeightView::packed) and activations are
 //                     quantized to int8 per 32 columns with an fp32 scale (round to nearest):
 //                     relative error about 2^-8 of each activation block's largest |x|, the
 //                     arithmetic llama.cpp uses for these types. Prefill runs the decode kernels
-//                     over tiles of 8 rows (vpdpbusd: twice the MACs of vdpbf16ps).
+//                     over tiles of 8 rows (vpdpbusd: twice the MACs of vdpbf16ps). F16 / BF16
+//                     weights get WeightView::half_activations (activations rounded to fp16 after
+//                     a power-of-two scale, error at most 2^-11 of |x|.|w|; llama.cpp rounds
+//                     F16's to fp16 too, unscaled).
 // The default is kInt8Activations unless TANDEM_MATMUL_PRECISION=fp32 (which forces fp32 for
 // both decode and prefill: the oracle path). The name is historical: it governs prefill too.
 enum class DecodePrecision { kFp32, kInt8Activations };

@@ -125,9 +125,35 @@ bool takes_packed(MatmulIsa isa, const WeightView& w) {
          w.packed_row0 % PackedWeight::kRows == 0 && w.packed_row0 + w.rows <= w.packed->rows;
 }
 
+namespace {
+// Whether a product of m rows with w takes the bf16 GEMM (its own rounding of the activations).
+bool takes_bf16_gemm(MatmulIsa isa, GemmPrecision precision, const WeightView& w, int64_t m) {
+#if defined(TANDEM_MATMUL_X86)
+  return m > kGemvMaxM && m >= kBf16MinRows && bf16_gemm_applies(isa, precision) && avx512_bf16_gemm(w.type) &&
+         !(takes_packed(isa, w) && precision != GemmPrecision::kFp32);
+#else
+  (void)isa, (void)precision, (void)w, (void)m;
+  return false;
+#endif
+}
+
+// x's rows on the scaled fp16 grid, in the calling thread's scratch (stride cols).
+const float* half_grid_of(const float* x, int64_t m, int64_t ldx, int64_t cols) {
+  float* grid = static_cast<float*>(thread_scratch(kScratchHalfGrid, size_t(m * cols) * sizeof(float)));
+  round_to_half_grid(x, m, ldx, cols, grid);
+  return grid;
+}
+}  // namespace
+
 void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const WeightView& w,
                  const float* x, int64_t m, int64_t ldx, float* y, int64_t ldy) {
   if (m <= 0 || w.rows <= 0) return;
+  if (w.cols > 0 && rounds_to_half_grid(isa, w, m, takes_bf16_gemm(isa, precision, w, m))) {
+    // m > 1 gets the values the m = 1 kernel reads, then runs as on exact activations.
+    WeightView on_grid = w;
+    on_grid.half_activations = false;
+    return matmul_with(isa, precision, pool, on_grid, half_grid_of(x, m, ldx, w.cols), m, w.cols, y, ldy);
+  }
   const MatmulArgs args{w, x, m, ldx, y, ldy};
   if (w.cols <= 0) {  // empty sum
     for (int64_t i = 0; i < m; ++i) std::memset(y + i * ldy, 0, size_t(w.rows) * sizeof(float));
@@ -179,11 +205,20 @@ void matmul_group_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool,
         (packed && t.w.packed->type != targets[0].w.packed->type))
       return one_by_one();
   }
+  // Activations on the fp16 grid for all targets or none (m > 1; see matmul_with).
+  const bool on_grid = rounds_to_half_grid(isa, targets[0].w, m, false);
+  for (const MatmulTarget& t : targets)
+    if (rounds_to_half_grid(isa, t.w, m, false) != on_grid) return one_by_one();
+  if (on_grid) {
+    x = half_grid_of(x, m, ldx, targets[0].w.cols);
+    ldx = targets[0].w.cols;
+  }
   MatmulArgs args[kMaxGroup];
   GemvFn fns[kMaxGroup];
   const IsaKernels& kernels = kernels_of(isa);
   for (size_t i = 0; i < targets.size(); ++i) {
     args[i] = {targets[i].w, x, m, ldx, targets[i].y, targets[i].ldy};
+    if (on_grid) args[i].w.half_activations = false;
     fns[i] = packed ? nullptr : kernels.gemv[weight_type_index(targets[i].w.type)];
   }
   const std::span<const MatmulArgs> all(args, targets.size());

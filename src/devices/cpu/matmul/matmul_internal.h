@@ -9,6 +9,7 @@
 // uses std::, the thread pool and scratch buffers) is compiled with baseline flags.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -187,9 +188,26 @@ void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const
 void matmul_group_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, std::span<const MatmulTarget> targets,
                        const float* x, int64_t m, int64_t ldx);
 
+// Scaled fp16 activations (WeightView::half_activations): a row whose largest magnitude is
+// amax = f 2^e (f in [0.5, 1)) is multiplied by 2^(15 - e), so amax lands in [2^14, 2^15), far
+// below fp16's overflow at 65504, and every element down to amax 2^-29 keeps fp16's 11
+// significant bits. Returns that exponent, or false where the row must stay fp32: it holds a
+// NaN or an infinity, or amax is zero or below 1e-30 (the scale would not fit a float).
+inline bool half_activation_exponent(float amax, bool has_nan, int& e) {
+  if (has_nan || !(amax <= 3.4e38f) || !(amax >= 1e-30f)) return false;
+  std::frexp(amax, &e);
+  return true;
+}
+// Whether matmul_with rounds x to that grid for m > 1 (m = 1 on AVX-512 reads fp16 directly).
+bool rounds_to_half_grid(MatmulIsa isa, const WeightView& w, int64_t m, bool bf16_gemm);
+// x's m rows (stride ldx) on the grid: scaled, rounded to fp16 (to nearest even), scaled back
+// into out (stride n); a row that must stay fp32 is copied as it is.
+void round_to_half_grid(const float* x, int64_t m, int64_t ldx, int64_t n, float* out);
+
 // A per-thread 64-byte-aligned buffer, one per slot, grown on demand and kept for the thread's
 // lifetime, so steady-state calls allocate nothing.
-enum ScratchSlot { kScratchPackedX = 0, kScratchPanel = 1, kScratchScales = 2, kScratchQuantX = 3, kScratchRows = 4, kScratchSlots = 5 };
+enum ScratchSlot { kScratchPackedX = 0, kScratchPanel = 1, kScratchScales = 2, kScratchQuantX = 3, kScratchRows = 4, kScratchHalfX = 5,
+                  kScratchHalfGrid = 6, kScratchSlots = 7 };
 void* thread_scratch(ScratchSlot slot, size_t bytes);
 
 }  // namespace tandem::cpu::detail

@@ -10,7 +10,10 @@ namespace {
 
 // Weight formats: levels(row, block) gives the 32 values of a 32-column block as two zmm (before
 // the block scale for quantized types); tail() the last partial block of a plain-type row.
+// kHalfActivations: decode (m = 1) may multiply the 16-bit weights with scaled fp16 activations
+// (WeightView::half_activations, gemv_avx512.cpp).
 struct WeightQ4 {
+  static constexpr bool kHalfActivations = false;
   static constexpr int64_t kBlockBytes = 18;  // bytes per 32 columns
   static constexpr bool kScaled = true;
   static void levels(const char* row, int64_t b, __m512& lo, __m512& hi) {
@@ -20,6 +23,7 @@ struct WeightQ4 {
   static void tail(const char*, int64_t, int64_t, __m512&, __m512&) {}
 };
 struct WeightQ8 {
+  static constexpr bool kHalfActivations = false;
   static constexpr int64_t kBlockBytes = 34;  // bytes per 32 columns
   static constexpr bool kScaled = true;
   static void levels(const char* row, int64_t b, __m512& lo, __m512& hi) {
@@ -29,6 +33,7 @@ struct WeightQ8 {
   static void tail(const char*, int64_t, int64_t, __m512&, __m512&) {}
 };
 struct WeightF32 {
+  static constexpr bool kHalfActivations = false;
   static constexpr int64_t kBlockBytes = 128;  // bytes per 32 columns
   static constexpr bool kScaled = false;
   static void levels(const char* row, int64_t b, __m512& lo, __m512& hi) {
@@ -44,6 +49,7 @@ struct WeightF32 {
   }
 };
 struct WeightF16 {
+  static constexpr bool kHalfActivations = true;
   static constexpr int64_t kBlockBytes = 64;  // bytes per 32 columns
   static constexpr bool kScaled = false;
   static void levels(const char* row, int64_t b, __m512& lo, __m512& hi) {
@@ -59,6 +65,7 @@ struct WeightF16 {
   }
 };
 struct WeightBF16 {
+  static constexpr bool kHalfActivations = true;
   static constexpr int64_t kBlockBytes = 64;  // bytes per 32 columns
   static constexpr bool kScaled = false;
   static void levels(const char* row, int64_t b, __m512& lo, __m512& hi) {
