@@ -467,7 +467,8 @@ TEST_P(PackedDecode, NanInActivationsPropagatesToItsRowOnly) {
 // matmul_group: several weights over the same activations as one job. Every y is bitwise what a
 // separate matmul writes, on every ISA and type, packed (int8 decode) or not, with weights whose
 // row counts cut the threads' chunks mid-weight, padded y strides left alone, and prefill (one
-// after another) and a mixed packed/plain group (no shared job) too.
+// after another) and a mixed packed/plain group (no shared job) too; views with fp16 activations
+// (half 1) round them once for the group as each matmul would.
 TEST(MatmulGroup, EveryTargetBitwiseAsItsOwnMatmul) {
   const int64_t cols = 96, ldx = cols + 3;
   const int64_t row_counts[] = {200, 17, 63};
@@ -481,30 +482,34 @@ TEST(MatmulGroup, EveryTargetBitwiseAsItsOwnMatmul) {
         packs.push_back(isa != MatmulIsa::kPortable && can_pack_for_decode(type) ? pack_for_decode(pool(2), ws.back().view())
                                                                                : nullptr);
       }
+      const int halves = type == DType::F16 || type == DType::BF16 ? 2 : 1;
       for (int mix = 0; mix < (packs[0] ? 2 : 1); ++mix)
-        for (int64_t m : {1, 3, 8, 9}) {
-          const std::vector<float> x = testing::make_activations(m, cols, ldx, uint32_t(m + 5));
-          for (int threads : {1, 2, 3}) {
-            SCOPED_TRACE(std::string(dtype_name(type)) + " " + detail::isa_name(isa) + " m=" + std::to_string(m) +
-                         " threads=" + std::to_string(threads) + " mix=" + std::to_string(mix));
-            std::vector<MatmulTarget> targets;
-            std::vector<std::vector<float>> got, want;
-            for (size_t t = 0; t < ws.size(); ++t) {
-              WeightView v = ws[t].view();
-              // mix 1: the middle weight plain among packed ones.
-              if (packs[t] && !(mix == 1 && t == 1)) v.packed = packs[t].get();
-              const int64_t ldy = v.rows + 3;
-              got.emplace_back(size_t(m * ldy), kSentinel);
-              want.emplace_back(size_t(m * ldy), kSentinel);
-              detail::matmul_with(isa, GemmPrecision::kBf16Activations, pool(threads), v, x.data(), m, ldx,
-                                  want.back().data(), ldy);
-              targets.push_back({v, got.back().data(), ldy});
+        for (int half = 0; half < halves; ++half)
+          for (int64_t m : {1, 3, 8, 9}) {
+            const std::vector<float> x = testing::make_activations(m, cols, ldx, uint32_t(m + 5));
+            for (int threads : {1, 2, 3}) {
+              SCOPED_TRACE(std::string(dtype_name(type)) + " " + detail::isa_name(isa) + " m=" + std::to_string(m) +
+                           " threads=" + std::to_string(threads) + " mix=" + std::to_string(mix) +
+                           " half=" + std::to_string(half));
+              std::vector<MatmulTarget> targets;
+              std::vector<std::vector<float>> got, want;
+              for (size_t t = 0; t < ws.size(); ++t) {
+                WeightView v = ws[t].view();
+                // mix 1: the middle weight plain among packed ones.
+                if (packs[t] && !(mix == 1 && t == 1)) v.packed = packs[t].get();
+                v.half_activations = half == 1;
+                const int64_t ldy = v.rows + 3;
+                got.emplace_back(size_t(m * ldy), kSentinel);
+                want.emplace_back(size_t(m * ldy), kSentinel);
+                detail::matmul_with(isa, GemmPrecision::kBf16Activations, pool(threads), v, x.data(), m, ldx,
+                                    want.back().data(), ldy);
+                targets.push_back({v, got.back().data(), ldy});
+              }
+              detail::matmul_group_with(isa, GemmPrecision::kBf16Activations, pool(threads), targets, x.data(), m, ldx);
+              for (size_t t = 0; t < ws.size(); ++t)
+                ASSERT_EQ(std::memcmp(got[t].data(), want[t].data(), got[t].size() * 4), 0) << "target " << t;
             }
-            detail::matmul_group_with(isa, GemmPrecision::kBf16Activations, pool(threads), targets, x.data(), m, ldx);
-            for (size_t t = 0; t < ws.size(); ++t)
-              ASSERT_EQ(std::memcmp(got[t].data(), want[t].data(), got[t].size() * 4), 0) << "target " << t;
           }
-        }
     }
 }
 

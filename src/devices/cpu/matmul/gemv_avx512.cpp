@@ -2,7 +2,8 @@
 //
 // W4A16: the weight blocks are decoded to fp32 in registers next to the FMAs; activations stay
 // fp32 (never quantized to int8 as llama.cpp's W4A8 route does), accumulation is fp32. The one
-// exception: 16-bit weights at m = 1 read scaled fp16 activations (to_scaled_half).
+// exception: 16-bit weights at m = 1 read scaled fp16 activations where the view allows them
+// (WeightView::half_activations, to_scaled_half).
 //
 // Each pass streams R weight rows together and multiplies them with all M activation rows, so an
 // activation load is shared by R rows and a decoded weight block by M activations. R x M
