@@ -9,8 +9,6 @@
 // activation load is shared by R rows and a decoded weight block by M activations. R x M
 // accumulators (one zmm per pair, both 16-column halves of a block summed into it) must fit the
 // 32 registers next to the decoded blocks: R = 4 for M <= 4 and R = 2 for M <= 8.
-#include <cmath>
-
 #include "devices/cpu/matmul/matmul_internal.h"
 #include "devices/cpu/matmul/simd_avx512.h"
 #include "devices/cpu/matmul/weight_blocks_avx512.h"
@@ -100,7 +98,7 @@ struct HalfActivations {
 };
 
 // The activations of an m = 1 product with 16-bit weights as scaled fp16 (the scale's rule:
-// half_activation_exponent), zero-padded to whole 32-column blocks. An fp32 activation row costs
+// half_activation_scale), zero-padded to whole 32-column blocks. An fp32 activation row costs
 // two 64-byte loads per 32 weights next to one 64-byte load of weights; the down projection's
 // (5632 columns, 22 KB) then shares the L1 with the weight stream, and a 256 MB stream of its rows
 // ran at 23 GB/s against 29 with the row in fp16 (Zen 5, 1 thread; 28 -> 30 at 2048 columns).
@@ -113,10 +111,9 @@ bool to_scaled_half(const float* x, int64_t n, uint16_t* out, float& inverse_sca
     amax = _mm512_max_ps(amax, _mm512_abs_ps(v));
     nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
   }
-  int e;
-  if (!half_activation_exponent(_mm512_reduce_max_ps(amax), nan != 0, e)) return false;
-  const __m512 scale = _mm512_set1_ps(std::ldexp(1.0f, 15 - e));
-  inverse_scale = std::ldexp(1.0f, e - 15);
+  float scale_value;
+  if (!half_activation_scale(_mm512_reduce_max_ps(amax), nan != 0, scale_value, inverse_scale)) return false;
+  const __m512 scale = _mm512_set1_ps(scale_value);
   const int64_t padded = (n + 31) / 32 * 32;
   for (int64_t k = 0; k < padded; k += 16) {
     const __m512 v = _mm512_mul_ps(load_f32(x + k, first_lanes(n - k)), scale);

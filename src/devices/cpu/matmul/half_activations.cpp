@@ -10,6 +10,15 @@
 
 namespace tandem::cpu::detail {
 
+bool half_activation_scale(float amax, bool has_nan, float& scale, float& inverse_scale) {
+  if (has_nan || !(amax <= 3.4e38f) || !(amax >= 1e-30f)) return false;
+  int e;
+  std::frexp(amax, &e);
+  scale = std::ldexp(1.0f, 15 - e);
+  inverse_scale = std::ldexp(1.0f, e - 15);
+  return true;
+}
+
 bool rounds_to_half_grid(MatmulIsa isa, const WeightView& w, int64_t m, bool bf16_gemm) {
   return w.half_activations && isa == MatmulIsa::kAvx512 && (w.type == DType::F16 || w.type == DType::BF16) && m > 1 &&
          !bf16_gemm;
@@ -25,12 +34,11 @@ void round_to_half_grid(const float* x, int64_t m, int64_t ldx, int64_t n, float
       has_nan = has_nan || std::isnan(row[k]);
       amax = std::max(amax, std::fabs(row[k]));
     }
-    int e;
-    if (!half_activation_exponent(amax, has_nan, e)) {
+    float scale, unscale;
+    if (!half_activation_scale(amax, has_nan, scale, unscale)) {
       std::copy(row, row + n, dst);
       continue;
     }
-    const float scale = std::ldexp(1.0f, 15 - e), unscale = std::ldexp(1.0f, e - 15);
     for (int64_t k = 0; k < n; ++k) dst[k] = fp16_to_f32(f32_to_fp16(row[k] * scale)) * unscale;
   }
 }

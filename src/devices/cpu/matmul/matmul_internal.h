@@ -9,7 +9,6 @@
 // uses std::, the thread pool and scratch buffers) is compiled with baseline flags.
 #pragma once
 
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -189,15 +188,12 @@ void matmul_group_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool,
                        const float* x, int64_t m, int64_t ldx);
 
 // Scaled fp16 activations (WeightView::half_activations): a row whose largest magnitude is
-// amax = f 2^e (f in [0.5, 1)) is multiplied by 2^(15 - e), so amax lands in [2^14, 2^15), far
-// below fp16's overflow at 65504, and every element down to amax 2^-29 keeps fp16's 11
-// significant bits. Returns that exponent, or false where the row must stay fp32: it holds a
-// NaN or an infinity, or amax is zero or below 1e-30 (the scale would not fit a float).
-inline bool half_activation_exponent(float amax, bool has_nan, int& e) {
-  if (has_nan || !(amax <= 3.4e38f) || !(amax >= 1e-30f)) return false;
-  std::frexp(amax, &e);
-  return true;
-}
+// amax = f 2^e (f in [0.5, 1)) is multiplied by scale = 2^(15 - e), so amax lands in [2^14,
+// 2^15), far below fp16's overflow at 65504, and every element down to amax 2^-29 keeps fp16's
+// 11 significant bits. Returns false where the row must stay fp32: it holds a NaN or an
+// infinity, or amax is zero or below 1e-30 (the scale would not fit a float). Defined in a
+// baseline file and called from the AVX-512 one (no inline copy for the linker to merge).
+bool half_activation_scale(float amax, bool has_nan, float& scale, float& inverse_scale);
 // Whether matmul_with rounds x to that grid for m > 1 (m = 1 on AVX-512 reads fp16 directly).
 bool rounds_to_half_grid(MatmulIsa isa, const WeightView& w, int64_t m, bool bf16_gemm);
 // x's m rows (stride ldx) on the grid: scaled, rounded to fp16 (to nearest even), scaled back
