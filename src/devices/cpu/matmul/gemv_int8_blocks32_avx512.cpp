@@ -68,19 +68,20 @@ template <class Q, int kOffset, bool kMinimum, int M>
 void groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
   const PackedWeight& w = *a.w;
   const int64_t blocks = w.blocks;
+  const size_t meta_step = w.meta_bytes_per_block;
   // IQ4_NL's levels + 128 in every 128-bit lane (vpshufb looks up within a lane).
   const __m512i levels = iq4_levels_plus_128();
+  if (g_begin < g_end) prefetch_run_start(w.qs(a.group0 + g_begin));
   for (int64_t g = g_begin; g < g_end; ++g) {
     const __m512i* qs = reinterpret_cast<const __m512i*>(w.qs(a.group0 + g));
-    const uint8_t* meta = w.block_meta(a.group0 + g);
+    const uint8_t* mb = w.block_meta(a.group0 + g);
     __m512 acc[M];
     for (int i = 0; i < M; ++i) acc[i] = _mm512_setzero_ps();
     const MetaPrefetch meta_ahead(w, a.group0 + g, g == g_begin);
-    for (int64_t b = 0; b < blocks; ++b) {
-      prefetch_block(qs + b * Q::kLines, Q::kLines);
+    for (int64_t b = 0; b < blocks; ++b, qs += Q::kLines, mb += meta_step) {
+      prefetch_block(qs, Q::kLines);
       meta_ahead.at(b);
-      const typename Q::W wq = Q::load(qs + b * Q::kLines, levels);
-      const uint8_t* mb = meta + size_t(b) * w.meta_bytes_per_block;
+      const typename Q::W wq = Q::load(qs, levels);
       const __m512 d = fp16x16(mb);
       if constexpr (kMinimum) {
         const __m512 m = fp16x16(mb + 32);
@@ -91,8 +92,7 @@ void groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
         }
       } else {
         for (int i = 0; i < M; ++i) {
-          __m512i dot = Q::dot(wq, a.xq + i * a.xq_stride + b * 32);
-          dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(kOffset * a.xs[i * blocks + b]));
+          const __m512i dot = remove_offset<kOffset>(Q::dot(wq, a.xq + i * a.xq_stride + b * 32), a.xs + i * blocks + b);
           acc[i] = add_block(acc[i], dot, d, a.xd[i * blocks + b]);
         }
       }

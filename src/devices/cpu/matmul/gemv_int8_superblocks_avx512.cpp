@@ -15,6 +15,7 @@ void k_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
   const PackedWeight& w = *a.w;
   const int64_t blocks = w.blocks, supers = blocks / 8;
   constexpr int kLines = kFiveBits ? 5 : 4;
+  if (g_begin < g_end) prefetch_run_start(w.qs(a.group0 + g_begin));
   for (int64_t g = g_begin; g < g_end; ++g) {
     const __m512i* qs = reinterpret_cast<const __m512i*>(w.qs(a.group0 + g));
     const uint8_t* meta = w.block_meta(a.group0 + g);
@@ -59,6 +60,7 @@ template <int M>
 void q2_k_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
   const PackedWeight& w = *a.w;
   const int64_t blocks = w.blocks, supers = blocks / 8;
+  if (g_begin < g_end) prefetch_run_start(w.qs(a.group0 + g_begin));
   for (int64_t g = g_begin; g < g_end; ++g) {
     const __m512i* qs = reinterpret_cast<const __m512i*>(w.qs(a.group0 + g));
     const uint8_t* meta = w.block_meta(a.group0 + g);
@@ -97,6 +99,7 @@ void half_scaled_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end)
   constexpr int kLines = kCodeBits == 3 ? 3 : 6, kOffset = kCodeBits == 3 ? 4 : 32;
   const PackedWeight& w = *a.w;
   const int64_t blocks = w.blocks, supers = blocks / 8;
+  if (g_begin < g_end) prefetch_run_start(w.qs(a.group0 + g_begin));
   for (int64_t g = g_begin; g < g_end; ++g) {
     const __m512i* qs = reinterpret_cast<const __m512i*>(w.qs(a.group0 + g));
     const uint8_t* meta = w.block_meta(a.group0 + g);
@@ -137,6 +140,7 @@ void iq4_xs_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
   const PackedWeight& w = *a.w;
   const int64_t blocks = w.blocks, supers = blocks / 8;
   const __m512i levels = iq4_levels_plus_128();
+  if (g_begin < g_end) prefetch_run_start(w.qs(a.group0 + g_begin));
   for (int64_t g = g_begin; g < g_end; ++g) {
     const __m512i* qs = reinterpret_cast<const __m512i*>(w.qs(a.group0 + g));
     const uint8_t* meta = w.block_meta(a.group0 + g);
@@ -154,7 +158,7 @@ void iq4_xs_groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
         const __m512 scale = _mm512_mul_ps(d, s8x16(meta + b * 16));
         for (int i = 0; i < M; ++i) {
           __m512i dot = byte_dot(v, a.xq + i * a.xq_stride + b * 32);
-          dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(128 * a.xs[i * blocks + b]));
+          dot = remove_offset<128>(dot, a.xs + i * blocks + b);
           acc[i] = add_block(acc[i], dot, scale, a.xd[i * blocks + b]);
         }
       }

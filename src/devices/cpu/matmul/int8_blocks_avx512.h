@@ -28,10 +28,30 @@ inline void prefetch_block(const __m512i* p, int lines) {
   for (int j = 0; j < lines; ++j) _mm_prefetch(reinterpret_cast<const char*>(p + j) + kPrefetchBytes, _MM_HINT_T0);
 }
 
+// The first kPrefetchBytes of a run of groups, which prefetch_block's look-ahead never covers: a
+// run starts where the thread's previous one did not end, so the hardware prefetchers have no
+// stream there yet.
+inline void prefetch_run_start(const void* p) {
+  for (int off = 0; off < kPrefetchBytes; off += 64) _mm_prefetch(static_cast<const char*>(p) + off, _MM_HINT_T0);
+}
+
 inline __m512i bcast(const int8_t* p) {
   int32_t v;
   __builtin_memcpy(&v, p, 4);
   return _mm512_set1_epi32(v);
+}
+
+// acc + the dot products of w's unsigned bytes, per dword lane, with the four signed bytes at p.
+// vpdpbusd takes those four bytes as an embedded broadcast ({1to16}); GCC 12 loads them with a
+// separate vpbroadcastd instead -- eight more instructions per 16 x 32 block of a decode loop that
+// runs at its instruction rate whenever a neighbour shares the core -- so for GCC it is spelled out.
+inline __m512i dot_bcast(__m512i acc, __m512i w, const int8_t* p) {
+#if defined(__GNUC__) && !defined(__clang__)
+  __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "m"(*reinterpret_cast<const int32_t*>(p)));
+  return acc;
+#else
+  return _mm512_dpbusd_epi32(acc, w, bcast(p));
+#endif
 }
 
 // The 16 rows' integer dot products of one 32-column block of nibbles with 32 int8 activations:
@@ -42,14 +62,14 @@ struct HalfDots {
   __m512i lo, hi;
 };
 inline HalfDots nibble_half_dots(const __m512i (&l)[4], const __m512i (&h)[4], const int8_t* xq) {
-  __m512i lo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), l[0], bcast(xq));
-  __m512i hi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), h[0], bcast(xq + 16));
-  lo = _mm512_dpbusd_epi32(lo, l[1], bcast(xq + 4));
-  hi = _mm512_dpbusd_epi32(hi, h[1], bcast(xq + 20));
-  lo = _mm512_dpbusd_epi32(lo, l[2], bcast(xq + 8));
-  hi = _mm512_dpbusd_epi32(hi, h[2], bcast(xq + 24));
-  lo = _mm512_dpbusd_epi32(lo, l[3], bcast(xq + 12));
-  hi = _mm512_dpbusd_epi32(hi, h[3], bcast(xq + 28));
+  __m512i lo = dot_bcast(_mm512_setzero_si512(), l[0], xq);
+  __m512i hi = dot_bcast(_mm512_setzero_si512(), h[0], xq + 16);
+  lo = dot_bcast(lo, l[1], xq + 4);
+  hi = dot_bcast(hi, h[1], xq + 20);
+  lo = dot_bcast(lo, l[2], xq + 8);
+  hi = dot_bcast(hi, h[2], xq + 24);
+  lo = dot_bcast(lo, l[3], xq + 12);
+  hi = dot_bcast(hi, h[3], xq + 28);
   return {lo, _mm512_srai_epi32(hi, 4)};
 }
 inline __m512i nibble_dot(const __m512i (&l)[4], const __m512i (&h)[4], const int8_t* xq) {
@@ -69,14 +89,14 @@ inline void split_nibbles(const __m512i* qs, __m512i (&l)[4], __m512i (&h)[4]) {
 
 // The two halves' dot products of eight zmm of bytes (v[0..3]: elements 0..15, v[4..7]: 16..31).
 inline HalfDots byte_half_dots(const __m512i (&v)[8], const int8_t* xq) {
-  __m512i s0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), v[0], bcast(xq));
-  __m512i s1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), v[4], bcast(xq + 16));
-  s0 = _mm512_dpbusd_epi32(s0, v[1], bcast(xq + 4));
-  s1 = _mm512_dpbusd_epi32(s1, v[5], bcast(xq + 20));
-  s0 = _mm512_dpbusd_epi32(s0, v[2], bcast(xq + 8));
-  s1 = _mm512_dpbusd_epi32(s1, v[6], bcast(xq + 24));
-  s0 = _mm512_dpbusd_epi32(s0, v[3], bcast(xq + 12));
-  s1 = _mm512_dpbusd_epi32(s1, v[7], bcast(xq + 28));
+  __m512i s0 = dot_bcast(_mm512_setzero_si512(), v[0], xq);
+  __m512i s1 = dot_bcast(_mm512_setzero_si512(), v[4], xq + 16);
+  s0 = dot_bcast(s0, v[1], xq + 4);
+  s1 = dot_bcast(s1, v[5], xq + 20);
+  s0 = dot_bcast(s0, v[2], xq + 8);
+  s1 = dot_bcast(s1, v[6], xq + 24);
+  s0 = dot_bcast(s0, v[3], xq + 12);
+  s1 = dot_bcast(s1, v[7], xq + 28);
   return {s0, s1};
 }
 inline __m512i byte_dot(const __m512i (&v)[8], const int8_t* xq) {
@@ -148,6 +168,17 @@ inline void unpack_levels(const __m512i* qs, __m512i levels, __m512i (&v)[8]) {
     v[j] = _mm512_shuffle_epi8(levels, _mm512_and_si512(w, lo_mask));
     v[4 + j] = _mm512_shuffle_epi8(levels, _mm512_and_si512(_mm512_srli_epi16(w, 4), lo_mask));
   }
+}
+
+// sum (w + kOffset) x - kOffset sum x for the 16 rows: the offsets are powers of two, so the
+// correction is a broadcast load and a shift (a multiply in the integer registers and a broadcast
+// from them cost two more instructions per block, in a loop that runs at its instruction rate
+// whenever a neighbour shares the core).
+template <int kOffset>
+inline __m512i remove_offset(__m512i dot, const int32_t* x_sum) {
+  static_assert(kOffset > 0 && (kOffset & (kOffset - 1)) == 0, "offsets are powers of two");
+  constexpr unsigned kShift = unsigned(__builtin_ctz(unsigned(kOffset)));
+  return _mm512_sub_epi32(dot, _mm512_slli_epi32(_mm512_set1_epi32(*x_sum), kShift));
 }
 
 // acc += (the block's 16 integer dot products) x (16 weight scales) x (the activation scale).

@@ -88,29 +88,33 @@ struct PackedWeight {
 // that starts anew at every group: the hardware prefetchers pick each one up only after some demand
 // misses, each a whole DRAM latency, while the quants' stream runs on (Q4_0 decode lost 10-15% of
 // its bandwidth so on AMD Zen 5). While the kernel walks group g it fetches group g+1's metadata,
-// a share of lines per block from the first block on; the first group of a run of groups fetches
-// its own at its start.
+// a line per block from the first block on; the first group of a run of groups fetches its own
+// at its start.
 class MetaPrefetch {
  public:
   // `group`: absolute index into w; `first`: the first group the caller walks in a row.
   MetaPrefetch(const PackedWeight& w, int64_t group, bool first) {
     const size_t tail = w.group_bytes - size_t(w.blocks) * w.qs_bytes_per_block;
-    lines_ = int64_t((tail + kLine - 1) / kLine);
-    per_block_ = w.blocks > 0 ? (lines_ + w.blocks - 1) / w.blocks : lines_;
+    const int64_t lines = int64_t((tail + kLine - 1) / kLine);
     if (first)
-      for (int64_t l = 0; l < lines_; ++l) __builtin_prefetch(w.block_meta(group) + l * kLine);
-    if (group + 1 < w.groups) next_ = w.block_meta(group + 1);
+      for (int64_t l = 0; l < lines; ++l) __builtin_prefetch(w.block_meta(group) + l * kLine);
+    if (group + 1 >= w.groups) return;
+    next_ = w.block_meta(group + 1);
+    lines_ = lines;
+    // One line per block keeps at() to a compare and a prefetch in the kernels' inner loop (it
+    // runs once per 16 x 32 block: a loop there cost Q4_0 decode a fifth of its instructions).
+    // Metadata wider than a line per block (no type has it at 32 columns a block) goes at once.
+    for (int64_t l = w.blocks; l < lines; ++l) __builtin_prefetch(next_ + l * kLine);
   }
-  // In block b of the group: block b's share of the next group's lines.
+  // In block b of the group: line b of the next group's metadata.
   void at(int64_t b) const {
-    if (!next_) return;
-    for (int64_t l = b * per_block_, e = std::min(lines_, l + per_block_); l < e; ++l) __builtin_prefetch(next_ + l * kLine);
+    if (b < lines_) __builtin_prefetch(next_ + b * kLine);
   }
 
  private:
   static constexpr int64_t kLine = 64;
   const uint8_t* next_ = nullptr;
-  int64_t lines_ = 0, per_block_ = 1;
+  int64_t lines_ = 0;  // 0 when there is no next group
 };
 
 // Huge-page memory for many packed weights: one 2 MiB-rounded allocation per weight would waste
