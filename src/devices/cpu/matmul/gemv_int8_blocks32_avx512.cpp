@@ -92,7 +92,8 @@ void groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
         }
       } else {
         for (int i = 0; i < M; ++i) {
-          const __m512i dot = remove_offset<kOffset>(Q::dot(wq, a.xq + i * a.xq_stride + b * 32), a.xs + i * blocks + b);
+          const __m512i raw = Q::dot(wq, a.xq + i * a.xq_stride + b * 32);
+          const __m512i dot = remove_offset<kOffset>(raw, a.xs + i * blocks + b);
           acc[i] = add_block(acc[i], dot, d, a.xd[i * blocks + b]);
         }
       }
