@@ -53,7 +53,7 @@ struct DeviceProfile {
 std::string cpu_model_name();
 
 // `set`: open devices of `model` (weights mapped), at least one, one of each kind, at least one
-// that runs any shape (cpu or gpu); reps: timed runs per point (median).
+// that runs any shape (cpu or gpu); reps: timed runs per point (the fastest counts).
 Result<DeviceProfile> profile_devices(const std::vector<devices::Device*>& set, const Model& model, const ProfileSpace& space,
                                       int reps, const std::function<void(double)>& progress = {});
 

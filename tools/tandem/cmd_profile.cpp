@@ -70,7 +70,7 @@ Command add_profile(CLI::App& app) {
   soc->excludes(dev);
   o->shapes.add_to(sub);
   sub->add_option("--standard-lengths", o->standard_lengths, "NPU static sequence lengths")->capture_default_str();
-  sub->add_option("--reps", o->reps, "timed runs per point on real devices (median), 1..1000")->check(CLI::Range(1, 1000))->capture_default_str();
+  sub->add_option("--reps", o->reps, "timed runs per point on real devices (the fastest counts), 1..1000")->check(CLI::Range(1, 1000))->capture_default_str();
   sub->add_option("-t,--threads", o->threads, "threads for the devices, 0..1024 (0: all cores)")->check(CLI::Range(0, 1024));
   sub->add_option("--soc-out", o->soc_out, "with --devices: also write this machine as a SoC description (e.g. data/soc/host.json)");
   sub->add_option("-o,--output", o->out, "cost DB to write")->required();

@@ -19,7 +19,7 @@ struct SolverPlanOptions {
   int64_t max_len = 512;  // the plan covers 1..max(max_len, the largest standard length): the longest chunk
   SyncMode sync = SyncMode::kFast;
   std::string cache_dir;  // device profiles are kept in cache_dir/profiles
-  int reps = 3;           // timed runs per profile point (median)
+  int reps = 3;           // timed runs per profile point (the fastest counts)
   // The run's compile cache: the profiled npu runs its programs (as the run's will), and the
   // profile is cached per cache and power level.
   std::shared_ptr<const compile_cache::CompileCache> npu_cache;
