@@ -9,7 +9,8 @@ namespace tandem::cpu::detail::avx512 {
 namespace {
 
 constexpr int kNR = 32;
-constexpr int kMaxKc = 256;  // row-major staging width (the GEMM tables use kc = 256)
+constexpr int kMaxKc = 256;      // row-major staging width of fp32 panels (their GEMM uses kc = 256)
+constexpr int kMaxKcBf16 = 512;  // and of bf16 ones (kc = 256 block-scaled, 512 plain)
 
 const char* weight_row(const WeightView& w, int64_t row) {
   return static_cast<const char*>(w.data) + size_t(row) * w.row_bytes;
@@ -97,36 +98,6 @@ void dequant_bf16(const WeightView& w, int64_t row, int64_t k0, int64_t n, uint1
   }
 }
 
-// In-register transpose of a 16x16 block of 32-bit values (unpack pairs, unpack quads, then two
-// rounds of 128-bit lane shuffles).
-inline void transpose16(__m512 r[16]) {
-  __m512 t[16];
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  for (int g = 0; g < 4; ++g) {
-    const __m512d a = _mm512_castps_pd(t[4 * g]), b = _mm512_castps_pd(t[4 * g + 1]);
-    const __m512d c = _mm512_castps_pd(t[4 * g + 2]), d = _mm512_castps_pd(t[4 * g + 3]);
-    r[4 * g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
-    r[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
-    r[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
-    r[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
-  }
-  // r[4g + j] lane L now holds column 4L + j of rows 4g..4g+3.
-  for (int j = 0; j < 4; ++j) {
-    const __m512 u0 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0x88);
-    const __m512 u1 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0xDD);
-    const __m512 u2 = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0x88);
-    const __m512 u3 = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0xDD);
-    t[j] = _mm512_shuffle_f32x4(u0, u2, 0x88);
-    t[4 + j] = _mm512_shuffle_f32x4(u1, u3, 0x88);
-    t[8 + j] = _mm512_shuffle_f32x4(u0, u2, 0xDD);
-    t[12 + j] = _mm512_shuffle_f32x4(u1, u3, 0xDD);
-  }
-  for (int i = 0; i < 16; ++i) r[i] = t[i];
-}
-
 // dst[c * 32 + r] = src[r * stride + c] for 32 rows and n columns of 32-bit values.
 void transpose_to_panel(const float* src, int64_t stride, int64_t n, float* dst) {
   int64_t c = 0;
@@ -157,7 +128,7 @@ void pack_panel_f32(const WeightView& w, int64_t r0, int rows, int64_t k0, int64
 }
 
 void pack_panel_bf16(const WeightView& w, int64_t r0, int rows, int64_t k0, int64_t kc, void* panel, float* scales) {
-  alignas(64) uint16_t staged[kNR][kMaxKc];
+  alignas(64) uint16_t staged[kNR][kMaxKcBf16];
   for (int r = 0; r < kNR; ++r) {
     if (r < rows) {
       dequant_bf16(w, r0 + r, k0, kc, staged[r], scales ? scales + r : nullptr);
@@ -168,7 +139,7 @@ void pack_panel_bf16(const WeightView& w, int64_t r0, int rows, int64_t k0, int6
     }
   }
   // A bf16 pair is one 32-bit unit, so the fp32 transpose moves pairs.
-  transpose_to_panel(reinterpret_cast<const float*>(&staged[0][0]), kMaxKc / 2, kc / 2, static_cast<float*>(panel));
+  transpose_to_panel(reinterpret_cast<const float*>(&staged[0][0]), kMaxKcBf16 / 2, kc / 2, static_cast<float*>(panel));
 }
 
 }  // namespace tandem::cpu::detail::avx512

@@ -55,5 +55,48 @@ inline __mmask16 first_lanes(int64_t n) {
   return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);
 }
 
+// In-register transpose of a 16x16 block of 32-bit values (unpack pairs, unpack quads, then two
+// rounds of 128-bit lane shuffles).
+inline void transpose16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int g = 0; g < 4; ++g) {
+    const __m512d a = _mm512_castps_pd(t[4 * g]), b = _mm512_castps_pd(t[4 * g + 1]);
+    const __m512d c = _mm512_castps_pd(t[4 * g + 2]), d = _mm512_castps_pd(t[4 * g + 3]);
+    r[4 * g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    r[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    r[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    r[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+  // r[4g + j] lane L now holds column 4L + j of rows 4g..4g+3.
+  for (int j = 0; j < 4; ++j) {
+    const __m512 u0 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0x88);
+    const __m512 u1 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0xDD);
+    const __m512 u2 = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0x88);
+    const __m512 u3 = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0xDD);
+    t[j] = _mm512_shuffle_f32x4(u0, u2, 0x88);
+    t[4 + j] = _mm512_shuffle_f32x4(u1, u3, 0x88);
+    t[8 + j] = _mm512_shuffle_f32x4(u0, u2, 0xDD);
+    t[12 + j] = _mm512_shuffle_f32x4(u1, u3, 0xDD);
+  }
+  for (int i = 0; i < 16; ++i) r[i] = t[i];
+}
+
+// A GEMM microkernel's output tile (MV rows of 32 floats), fetched while the tile computes: with k
+// blocks outermost (run_gemm) the rows of y were last touched a whole panel sweep ago, megabytes
+// of y later, so without this the final loads and stores wait on L3 or memory at the end of
+// every call.
+template <int MV>
+inline void prefetch_tile(const float* y, int64_t ldy) {
+  for (int i = 0; i < MV; ++i) {
+    _mm_prefetch(reinterpret_cast<const char*>(y + i * ldy), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(y + i * ldy + 16), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(y + i * ldy + 31), _MM_HINT_T0);
+  }
+}
+
 }  // namespace
 }  // namespace tandem::cpu::detail
