@@ -5,7 +5,9 @@
 // self-consistent.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <set>
+#include <thread>
 
 #include "devices/registry.h"
 #include "planner/device_profiler.h"
@@ -144,6 +146,40 @@ TEST(DeviceProfiler, ProfilesOneDeviceAndSkipsTheHandoff) {
   ASSERT_TRUE(roles.ok());
   EXPECT_EQ(roles->gpu, "cpu");
   EXPECT_EQ(roles->npu, "");
+}
+
+// A device that a neighbour slows: two of every three kernels wait 20 ms before they run.
+class ContendedDevice final : public devices::Device {
+ public:
+  explicit ContendedDevice(std::unique_ptr<devices::Device> inner) : inner_(std::move(inner)) {}
+  std::string name() const override { return inner_->name(); }
+  devices::DeviceCaps caps() const override { return inner_->caps(); }
+  bool supports(const graph::OpCall& call) const override { return inner_->supports(call); }
+  Result<std::unique_ptr<devices::Completion>> submit(const graph::OpCall& call) override {
+    if (submitted_++ % 3 != 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return inner_->submit(call);
+  }
+
+ private:
+  std::unique_ptr<devices::Device> inner_;
+  int submitted_ = 0;
+};
+
+// The profile is cached and solved from again, so it holds what the device does, not the
+// moment's contention: with two of three timed runs slowed, every point is the fast run (a
+// median would read 20 ms).
+TEST(DeviceProfiler, KeepsEachPointsFastestRunNotTheContendedOnes) {
+  auto model = ::tandem::testing::load_or_die(::tandem::testing::small_model_path(Arch::kLlama, DType::Q4_0));
+  auto cpu = devices::open_device("cpu", model, 1);
+  ASSERT_TRUE(cpu.ok()) << cpu.status().message();
+  ContendedDevice contended(std::move(*cpu));
+  const ProfileSpace space = small_space(*model, 1);
+  auto p = profile_devices({&contended}, *model, space, 3);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  ASSERT_FALSE(p->db.points.empty());
+  for (const CostPoint& c : p->db.points) EXPECT_LT(c.seconds, 0.010) << c.out << " of " << c.of << " at n = " << c.n;
+  ASSERT_EQ(p->host.devices.size(), 1u);
+  EXPECT_LT(p->host.devices[0].roundtrip_s, 0.010);
 }
 
 TEST(DeviceProfiler, RefusesBadSetsRepetitionsAndEmptySpaces) {
