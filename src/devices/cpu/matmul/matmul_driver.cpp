@@ -47,38 +47,6 @@ void share_units(ThreadPool& pool, const int64_t* units, size_t n_targets, int64
 // groups (2: 36 KB of Q4_0 at 2048 columns): the last takes bound how long one thread waits.
 constexpr int64_t kMinRowUnits = 4;
 constexpr int64_t kMinPackedGroups = 2;
-
-// The weight bytes the next panel will pack, fetched into L2 a share at a time between the
-// microkernel calls on the current one. Without it packing waits on memory row by row: perf put a
-// tenth of a bf16 prompt GEMM (2 bytes a weight) in the panel pack's loads.
-class NextPanelPrefetch {
- public:
-  explicit NextPanelPrefetch(const WeightView& w) : w_(w) {}
-
-  // Weight rows [r0, r1), columns [k0, k0 + kc), spread over `calls` calls of step().
-  void aim(int64_t r0, int64_t r1, int64_t k0, int64_t kc, int64_t calls) {
-    row_ = r0;
-    rows_end_ = std::min(r1, w_.rows);
-    const int64_t c1 = std::min(w_.cols, k0 + kc);
-    first_ = static_cast<const char*>(w_.data) + row_bytes(w_.type, size_t(k0));
-    line_ = 0;
-    lines_per_row_ = k0 < c1 ? int64_t((row_bytes(w_.type, size_t(c1)) - row_bytes(w_.type, size_t(k0)) + 63) / 64) : 0;
-    const int64_t total = std::max<int64_t>(0, rows_end_ - row_) * lines_per_row_;
-    per_call_ = calls > 0 ? (total + calls - 1) / calls : total;
-  }
-
-  void step() {
-    for (int64_t i = 0; i < per_call_ && row_ < rows_end_; ++i) {
-      __builtin_prefetch(first_ + size_t(row_) * w_.row_bytes + size_t(line_) * 64, 0, 2);
-      if (++line_ == lines_per_row_) line_ = 0, ++row_;
-    }
-  }
-
- private:
-  const WeightView& w_;
-  const char* first_ = nullptr;
-  int64_t row_ = 0, rows_end_ = 0, line_ = 0, lines_per_row_ = 0, per_call_ = 0;
-};
 }  // namespace
 
 PackedKernelFn packed_kernel_for(const PackedDecodeKernels& k, DType t) {
@@ -224,7 +192,6 @@ void run_gemm(ThreadPool& pool, const MatmulArgs& a, const GemmKernels& k) {
     // Loop order: k blocks outermost so a packed panel (nc rows x kc columns, sized for L2) is
     // dequantized once and then reused by every activation block; the activation block slice
     // (mr x kc) stays in L1 while it sweeps the panel's sub-panels.
-    NextPanelPrefetch prefetch(a.w);
     for (int64_t k0 = 0; k0 < kpad; k0 += k.kc) {
       const int64_t kc = std::min<int64_t>(k.kc, kpad - k0);
       for (int64_t nb = nb0; nb < nb1; nb += sub_per_panel) {
@@ -235,21 +202,12 @@ void run_gemm(ThreadPool& pool, const MatmulArgs& a, const GemmKernels& k) {
           k.pack_panel(a.w, r0, rows, k0, kc, panel + size_t(s) * sub_bytes,
                        scales ? scales + size_t(s) * scales_per_sub : nullptr);
         }
-        const int64_t calls = (mb1 - mb0) * nsub;
-        if (nb + sub_per_panel < nb1) {  // the next panel: the following rows, or the first rows' next k block
-          prefetch.aim((nb + sub_per_panel) * k.nr, std::min(nb + 2 * sub_per_panel, nb1) * k.nr, k0, kc, calls);
-        } else if (k0 + k.kc < kpad) {
-          prefetch.aim(nb0 * k.nr, std::min(nb0 + sub_per_panel, nb1) * k.nr, k0 + k.kc, k.kc, calls);
-        } else {
-          prefetch.aim(0, 0, 0, 0, calls);
-        }
         for (int64_t mb = mb0; mb < mb1; ++mb) {
           const int mr_valid = int(std::min<int64_t>(k.mr, a.m - mb * k.mr));
           const char* xa = packed_x + size_t(mb) * x_block_bytes + size_t(k0) * size_t(k.mr) * size_t(k.a_bytes);
           for (int64_t s = 0; s < nsub; ++s) {
             const int64_t r0 = (nb + s) * k.nr;
             const int nr_valid = int(std::min<int64_t>(k.nr, a.w.rows - r0));
-            prefetch.step();
             k.micro(mr_valid, xa, panel + size_t(s) * sub_bytes, scales ? scales + size_t(s) * scales_per_sub : nullptr,
                     kc, a.y + mb * k.mr * a.ldy + r0, a.ldy, nr_valid, k0 > 0);
           }
