@@ -122,20 +122,31 @@ bool to_scaled_half(const float* x, int64_t n, uint16_t* out, float& inverse_sca
   return true;
 }
 
-// One row of a plain-type weight (F32, F16, BF16) against one activation row. Its rows are
-// contiguous, so walking them one after another is a single sequential stream that the hardware
-// prefetchers follow across rows and pages; interleaving four rows (gemv_tile) splits it into
-// four short streams that only the software prefetch keeps fed. Nothing is decoded per block
-// beyond a widening, so the loop keeps four accumulators (two blocks, low and high halves) to
-// stay clear of the FMA latency. On Zen 5 the F16 matmuls of a TinyLlama token ran 23.7 -> 25.6
-// GB/s at 1 thread and 43.5 -> 45.9 at 2 (medians of 5-7 alternating runs, matmul_bench).
-// Intel's L2 streamer does not follow a stream across 4 KB pages, though, and keeps too few lines
-// in flight for one core to fill its share of the memory: a software prefetch a page ahead
-// (kPlainPrefetchAhead, into the next rows where a row is shorter) took the F16 matmuls of a
-// TinyLlama token from 6.2-8.9 to 10.1-10.8 GB/s at 1 thread and from 9.1-13.8 to 12.4-18.5 at 2
-// (Xeon family 6 model 207, a VM with 2 vCPUs, 13-14 GB/s read bandwidth at 1 thread).
+// Plain-type weights (F32, F16, BF16) against one activation row. Their rows are contiguous, so
+// a chunk of rows walked one after another is one sequential stream that the hardware prefetchers
+// follow (interleaving four rows, as gemv_tile does, would split it into four short streams that
+// only the software prefetch keeps fed). Two things keep more of the memory's bandwidth in flight
+// on Intel, whose L2 streamer stops at every 4 KB page and keeps too few lines in flight for one
+// core to fill its share:
+// - a software prefetch a page ahead (kPlainPrefetchAhead; into the next rows where a row is
+//   shorter): the F16 matmuls of a TinyLlama token went from 6.2-8.9 to 10.1-10.8 GB/s at 1 thread
+//   and from 9.1-13.8 to 12.4-18.5 at 2;
+// - two such streams per thread, the two halves of its chunk walked side by side
+//   (walk_plain_rows): 11.1-12.6 -> 12.9-13.7 GB/s at 1 thread, 21.2-24.0 -> 23.5-26.3 at 2, 4
+//   alternating rounds each (matmul_bench BM_TinyLlama/m:1/bf16:2/type:1; Xeon family 6 model
+//   207, a VM with 2 vCPUs, 13-14 GB/s read bandwidth at 1 thread and 23-28 at 2).
+// On Zen 5 one stream had run 23.7 -> 25.6 GB/s at 1 thread against four rows (the prefetch and
+// the pair are not measured there yet).
 constexpr int64_t kPlainPrefetchAhead = 4096;
 
+// Past the last row the address is only a hint: a prefetch never faults.
+template <class W>
+void prefetch_plain_blocks(const char* row, int64_t b, int64_t n_blocks) {
+  for (int64_t line = 0; line < n_blocks * W::kBlockBytes; line += 64)
+    _mm_prefetch(row + b * W::kBlockBytes + line + kPlainPrefetchAhead, _MM_HINT_T0);
+}
+
+// One row: four accumulators (two blocks, low and high halves) stay clear of the FMA latency.
 template <class W, class X>
 void gemv_plain_row(const MatmulArgs& a, const X& x, int64_t r) {
   const char* row = static_cast<const char*>(a.w.data) + size_t(r) * a.w.row_bytes;
@@ -143,9 +154,7 @@ void gemv_plain_row(const MatmulArgs& a, const X& x, int64_t r) {
   __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
   int64_t b = 0;
   for (; b + 2 <= blocks; b += 2) {
-    // Past the last row the address is only a hint: a prefetch never faults.
-    for (int64_t line = 0; line < 2 * W::kBlockBytes; line += 64)
-      _mm_prefetch(row + b * W::kBlockBytes + line + kPlainPrefetchAhead, _MM_HINT_T0);
+    prefetch_plain_blocks<W>(row, b, 2);
     __m512 lo0, hi0, lo1, hi1;
     W::levels(row, b, lo0, hi0);
     W::levels(row, b + 1, lo1, hi1);
@@ -170,10 +179,54 @@ void gemv_plain_row(const MatmulArgs& a, const X& x, int64_t r) {
   a.y[r] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc0, acc1), _mm512_add_ps(acc2, acc3))) * x.unscale();
 }
 
+// Rows ra and rb together, one stream each; every activation load serves both rows, and the four
+// accumulators (low and high half of each row's block) stay clear of the FMA latency.
+template <class W, class X>
+void gemv_plain_row_pair(const MatmulArgs& a, const X& x, int64_t ra, int64_t rb) {
+  const char* row_a = static_cast<const char*>(a.w.data) + size_t(ra) * a.w.row_bytes;
+  const char* row_b = static_cast<const char*>(a.w.data) + size_t(rb) * a.w.row_bytes;
+  const int64_t blocks = a.w.cols / 32;
+  __m512 lo_a = _mm512_setzero_ps(), hi_a = lo_a, lo_b = lo_a, hi_b = lo_a;
+  for (int64_t b = 0; b < blocks; ++b) {
+    prefetch_plain_blocks<W>(row_a, b, 1);
+    prefetch_plain_blocks<W>(row_b, b, 1);
+    __m512 wla, wha, wlb, whb;
+    W::levels(row_a, b, wla, wha);
+    W::levels(row_b, b, wlb, whb);
+    const __m512 xl = x.load(b * 32), xh = x.load(b * 32 + 16);
+    lo_a = _mm512_fmadd_ps(wla, xl, lo_a);
+    hi_a = _mm512_fmadd_ps(wha, xh, hi_a);
+    lo_b = _mm512_fmadd_ps(wlb, xl, lo_b);
+    hi_b = _mm512_fmadd_ps(whb, xh, hi_b);
+  }
+  const int64_t k0 = blocks * 32, n = a.w.cols - k0;
+  if (n > 0) {
+    __m512 wla, wha, wlb, whb;
+    W::tail(row_a, k0, n, wla, wha);
+    W::tail(row_b, k0, n, wlb, whb);
+    const __m512 xl = x.load(k0, first_lanes(n)), xh = x.load(k0 + 16, first_lanes(n - 16));
+    lo_a = _mm512_fmadd_ps(wla, xl, lo_a);
+    hi_a = _mm512_fmadd_ps(wha, xh, hi_a);
+    lo_b = _mm512_fmadd_ps(wlb, xl, lo_b);
+    hi_b = _mm512_fmadd_ps(whb, xh, hi_b);
+  }
+  a.y[ra] = _mm512_reduce_add_ps(_mm512_add_ps(lo_a, hi_a)) * x.unscale();
+  a.y[rb] = _mm512_reduce_add_ps(_mm512_add_ps(lo_b, hi_b)) * x.unscale();
+}
+
+// Rows [r0, r1) as two streams: row i of the first half beside row i of the second; an odd
+// count leaves the last row to walk alone.
+template <class W, class X>
+void walk_plain_rows(const MatmulArgs& a, const X& x, int64_t r0, int64_t r1) {
+  const int64_t half = (r1 - r0) / 2;
+  for (int64_t i = 0; i < half; ++i) gemv_plain_row_pair<W>(a, x, r0 + i, r0 + half + i);
+  if ((r1 - r0) % 2) gemv_plain_row<W>(a, x, r1 - 1);
+}
+
 template <class W>
 void gemv_plain_rows_f32(const MatmulArgs& a, int64_t r0, int64_t r1) {
   const F32Activations x{a.x};
-  for (int64_t r = r0; r < r1; ++r) gemv_plain_row<W>(a, x, r);
+  walk_plain_rows<W>(a, x, r0, r1);
 }
 
 // Rows [r0, r1) of a plain-type weight at m = 1. Where the view allows (half_activations), every
@@ -188,7 +241,7 @@ void gemv_plain_rows(const MatmulArgs& a, int64_t r0, int64_t r1) {
     float inverse_scale;
     if (to_scaled_half(a.x, a.w.cols, half, inverse_scale)) {
       const HalfActivations x{half, inverse_scale};
-      for (int64_t r = r0; r < r1; ++r) gemv_plain_row<W>(a, x, r);
+      walk_plain_rows<W>(a, x, r0, r1);
       return;
     }
   }
