@@ -139,11 +139,13 @@ bool to_scaled_half(const float* x, int64_t n, uint16_t* out, float& inverse_sca
 // the pair are not measured there yet).
 constexpr int64_t kPlainPrefetchAhead = 4096;
 
-// Past the last row the address is only a hint: a prefetch never faults.
+// Past the last row the address is only a hint (a prefetch never faults); it is formed as an
+// integer, since a pointer may not be moved past its array.
 template <class W>
 void prefetch_plain_blocks(const char* row, int64_t b, int64_t n_blocks) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(row) + uintptr_t(b * W::kBlockBytes + kPlainPrefetchAhead);
   for (int64_t line = 0; line < n_blocks * W::kBlockBytes; line += 64)
-    _mm_prefetch(row + b * W::kBlockBytes + line + kPlainPrefetchAhead, _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(at + uintptr_t(line)), _MM_HINT_T0);
 }
 
 // One row: four accumulators (two blocks, low and high halves) stay clear of the FMA latency.
