@@ -45,6 +45,11 @@ const CpuFeatures& cpu_features() {
         f.avx512vnni = c & (1u << 11);
         if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avx512bf16 = a & (1u << 5);
       }
+      // AMX: the tile registers (AMX-TILE, edx bit 24) and their bf16 product (AMX-BF16, bit 22),
+      // with the OS saving tile config and tile data (XCR0 bits 17 and 18). Linux still makes a
+      // process ask before its first tile instruction (ARCH_REQ_XCOMP_PERM, see amx_bf16_usable).
+      if (__get_cpuid_count(7, 0, &a, &b, &c, &d))
+        f.amx_bf16 = f.avx512bf16 && (d & (1u << 24)) && (d & (1u << 22)) && ((xcr0 >> 17) & 3) == 3;
     }
 #elif defined(__aarch64__)
     // The kernel's hwcaps say what the core implements and the kernel enables (getauxval exists
@@ -59,7 +64,8 @@ const CpuFeatures& cpu_features() {
     f.i8mm = f.neon && (hwcap2 & kHwcap2I8mm);
 #endif
     // Tests and comparisons can force a lower path: TANDEM_CPU_ISA=avx2 (the AVX2 kernels, as on a
-    // CPU without AVX-512), avx512 (no VNNI: its decode takes the AVX2 int8 kernels), neon (no
+    // CPU without AVX-512), avx512 (no VNNI: its decode takes the AVX2 int8 kernels; no AMX),
+    // noamx (everything but the AMX tiles: prompts take the AVX-512 GEMMs), neon (no
     // dot product, no fp16 arithmetic: plain Advanced SIMD), dotprod (no i8mm) or portable;
     // TANDEM_CPU_PORTABLE=1 is the older spelling of portable. A name that does not lower anything
     // on this CPU changes nothing.
@@ -67,12 +73,15 @@ const CpuFeatures& cpu_features() {
     if (const char* e = std::getenv("TANDEM_CPU_ISA")) {
       const std::string isa = e;
       if (isa == "portable") f = CpuFeatures{};
-      if (isa == "avx2") f.avx512f = f.avx512bw = f.avx512vl = f.avx512vnni = f.avx512bf16 = false;
-      if (isa == "avx512") f.avx512vnni = false;
+      if (isa == "avx2") f.avx512f = f.avx512bw = f.avx512vl = f.avx512vnni = f.avx512bf16 = f.amx_bf16 = false;
+      if (isa == "avx512") f.avx512vnni = f.amx_bf16 = false;
+      if (isa == "noamx") f.amx_bf16 = false;
       if (isa == "neon") f.fp16_arith = f.dotprod = f.i8mm = false;
       if (isa == "dotprod") f.i8mm = false;
-      if (!isa.empty() && isa != "portable" && isa != "avx2" && isa != "avx512" && isa != "neon" && isa != "dotprod")
-        std::fprintf(stderr, "tandem: TANDEM_CPU_ISA=%s is none of portable, avx2, avx512, neon, dotprod; ignored\n", e);
+      if (!isa.empty() && isa != "portable" && isa != "avx2" && isa != "avx512" && isa != "noamx" && isa != "neon" &&
+          isa != "dotprod")
+        std::fprintf(stderr, "tandem: TANDEM_CPU_ISA=%s is none of portable, avx2, avx512, noamx, neon, dotprod; ignored\n",
+                     e);
     }
     return f;
   }();
@@ -93,6 +102,7 @@ std::string CpuFeatures::describe() const {
   add(avx512bw, "avx512bw");
   add(avx512vnni, "avx512vnni");
   add(avx512bf16, "avx512bf16");
+  add(amx_bf16, "amx-bf16");
   add(neon, "neon");
   add(fp16_arith, "fp16");
   add(dotprod, "dotprod");

@@ -15,6 +15,7 @@ struct CpuFeatures {
   bool avx512vl = false;
   bool avx512bf16 = false;
   bool avx512vnni = false;
+  bool amx_bf16 = false;  // AMX tiles with bf16 products (Intel Sapphire Rapids and later)
   // aarch64: Advanced SIMD (every ARMv8-A core), its fp16 arithmetic (ARMv8.2 FEAT_FP16), the int8
   // dot product SDOT/UDOT (FEAT_DotProd) and the int8 matrix multiply SMMLA/USDOT (FEAT_I8MM).
   bool neon = false;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/cpu_features.h"
@@ -46,7 +47,7 @@ constexpr MatmulIsa kIsas[] = {MatmulIsa::kPortable, MatmulIsa::kAvx2, MatmulIsa
 #endif
 
 bool bf16_used(MatmulIsa isa, GemmPrecision p, DType t, int64_t m) {
-  return isa == MatmulIsa::kAvx512 && detail::bf16_gemm_taken(p) && detail::bf16_gemm_available() &&
+  return isa == MatmulIsa::kAvx512 && detail::bf16_gemm_taken(p, t) && detail::bf16_gemm_available() &&
          m >= kBf16MinRows && m > detail::kGemvMaxM &&
          (t == DType::BF16 || t == DType::F16 || t == DType::Q8_0 || t == DType::Q4_0);
 }
@@ -612,8 +613,9 @@ TEST(MatmulApi, PrecisionCanBeForced) {
   set_gemm_precision(before);
 }
 
-// kFastest runs the bf16 GEMM exactly where this core's measured bf16 dot rate beats its fp32 FMA
-// rate, and the fp32 GEMM elsewhere: bitwise the result of the path it names.
+// kFastest runs the bf16 GEMM exactly where the measured rate of this core's bf16 kernel for the
+// type (AMX tiles or vdpbf16ps) beats its fp32 FMA rate, and the fp32 GEMM elsewhere: bitwise the
+// result of the path it names.
 TEST(MatmulApi, FastestPrefillFollowsTheMeasuredRates) {
   if (!detail::isa_available(MatmulIsa::kAvx512) || !detail::bf16_gemm_available())
     GTEST_SKIP() << "no AVX512-BF16: the bf16 GEMM does not exist here";
@@ -623,8 +625,17 @@ TEST(MatmulApi, FastestPrefillFollowsTheMeasuredRates) {
   EXPECT_LT(rates.fp32_fma_macs, 1e12);
   EXPECT_GT(rates.bf16_dot_macs, 1e9);
   EXPECT_LT(rates.bf16_dot_macs, 1e12);
-  EXPECT_EQ(bf16_gemm_preferred(), rates.bf16_dot_macs > 1.25 * rates.fp32_fma_macs);
+  if (detail::amx_bf16_usable()) {
+    // 16 x 16 x 32 MACs per tdpbf16ps: at least one per 64 cycles of a 1 GHz core, at most one a
+    // cycle of a 5 GHz one.
+    EXPECT_GT(rates.amx_bf16_macs, 1.2e11);
+    EXPECT_LT(rates.amx_bf16_macs, 4.1e13);
+  } else {
+    EXPECT_EQ(rates.amx_bf16_macs, 0.0);
+  }
   for (DType t : {DType::F16, DType::BF16}) {
+    const double bf16_rate = detail::amx_gemm_runs(t) ? rates.amx_bf16_macs : rates.bf16_dot_macs;
+    EXPECT_EQ(bf16_gemm_preferred(t), bf16_rate > 1.25 * rates.fp32_fma_macs) << dtype_name(t);
     const TestWeight w = testing::make_weight(t, 64, 512, 21);
     const std::vector<float> x = testing::make_activations(32, 512, 512, 22);
     auto run = [&](GemmPrecision p) {
@@ -635,7 +646,56 @@ TEST(MatmulApi, FastestPrefillFollowsTheMeasuredRates) {
     const std::vector<float> fastest = run(GemmPrecision::kFastest), bf16 = run(GemmPrecision::kBf16Activations),
                              fp32 = run(GemmPrecision::kFp32);
     ASSERT_NE(bf16, fp32) << "the two paths must differ for this check to mean anything";
-    EXPECT_EQ(fastest, bf16_gemm_preferred() ? bf16 : fp32) << dtype_name(t);
+    EXPECT_EQ(fastest, bf16_gemm_preferred(t) ? bf16 : fp32) << dtype_name(t);
+  }
+}
+
+// Each bf16 GEMM this CPU has for 16-bit weights -- the AVX-512 one and, where AMX runs, the tile
+// one (which matmul takes instead, so only this test still runs the other there) -- stays within
+// the bf16 bound of the fp64 reference across the tails of every blocking (activation rows past a
+// 16-row tile, weight rows past a 32-row panel, columns past a 32-column tile row and a 512-column
+// k block), and writes nothing past y's rows.
+TEST(MatmulApi, EveryBf16GemmOf16BitWeightsMatchesTheReference) {
+  if (!detail::isa_available(MatmulIsa::kAvx512) || !detail::bf16_gemm_available())
+    GTEST_SKIP() << "no AVX512-BF16: the bf16 GEMM does not exist here";
+  for (DType t : {DType::F16, DType::BF16}) {
+    std::vector<std::pair<std::string, const detail::GemmKernels*>> gemms = {{"avx512", detail::avx512_bf16_gemm(t)}};
+    if (detail::amx_bf16_usable()) gemms.emplace_back("amx", detail::amx_bf16_gemm(t));
+    for (const auto& [name, gemm] : gemms) ASSERT_NE(gemm, nullptr) << name << " " << dtype_name(t);
+    for (int64_t cols : {40, 1100}) {
+      for (int64_t rows : {17, 70}) {
+        const TestWeight w = testing::make_weight(t, rows, cols, uint32_t(rows * 131 + cols));
+        for (int64_t m : {5, 16, 45}) {
+          const int64_t ldx = cols + 3, ldy = rows + 5;
+          const std::vector<float> x = testing::make_activations(m, cols, ldx, uint32_t(m * 17 + cols));
+          const std::vector<double> ref = testing::reference_matmul(w, x.data(), m, ldx);
+          const std::vector<double> scale = testing::error_scale(w, x.data(), m, ldx);
+          for (const auto& [name, gemm] : gemms) {
+            for (int threads : {1, 2}) {
+              SCOPED_TRACE(name + " " + std::string(dtype_name(t)) + " m=" + std::to_string(m) + " rows=" + std::to_string(rows) +
+                           " cols=" + std::to_string(cols) + " threads=" + std::to_string(threads));
+              std::vector<float> y(size_t(m * ldy), kSentinel);
+              detail::run_gemm(pool(threads), detail::MatmulArgs{w.view(), x.data(), m, ldx, y.data(), ldy}, *gemm);
+              int failures = 0;
+              for (int64_t i = 0; i < m; ++i) {
+                for (int64_t r = 0; r < ldy; ++r) {
+                  const float got = y[size_t(i * ldy + r)];
+                  if (r >= rows) {
+                    if (std::memcmp(&got, &kSentinel, 4) != 0 && ++failures <= 5)
+                      ADD_FAILURE() << "wrote padding y[" << i << "," << r << "]";
+                    continue;
+                  }
+                  const double want = ref[size_t(i * rows + r)], s = scale[size_t(i * rows + r)] + 1e-30;
+                  if (!(std::fabs(double(got) - want) / s <= 1e-2) && ++failures <= 5)
+                    ADD_FAILURE() << "y[" << i << "," << r << "] = " << got << ", want " << want;
+                }
+              }
+              if (failures) return;
+            }
+          }
+        }
+      }
+    }
   }
 }
 

@@ -82,10 +82,13 @@ const char* matmul_isa();
 //                     levels and bf16 weights are exact in bf16 (the fp16 block scale is applied
 //                     in fp32 per 32-element block): relative error about 2^-9 of |x|.|w|. F16
 //                     weights are rounded to bf16 too: about 2^-8 of |x|.|w|.
-//   kFastest:         the bf16 GEMM only where this core's bf16 dot products outrun its fp32 FMAs
-//                     (prefill_dot_rates(); AMD Zen 4 yes, Intel Emerald Rapids no: there
-//                     vdpbf16ps issues at a quarter of the FMA rate), else fp32. Packed int8
-//                     weights (DecodePrecision) run their int8 kernels under both reduced modes.
+//                     Where the CPU has AMX-BF16 (Intel Sapphire Rapids and later), F16/BF16
+//                     weights run the same arithmetic on the tile unit (tdpbf16ps).
+//   kFastest:         the bf16 GEMM only where this core's bf16 kernel for the type outruns its
+//                     fp32 FMAs (prefill_dot_rates(); AMD Zen 4 yes; Intel Emerald Rapids only
+//                     on AMX tiles: there vdpbf16ps issues at a quarter of the FMA rate), else
+//                     fp32. Packed int8 weights (DecodePrecision) run their int8 kernels under
+//                     both reduced modes.
 // Decode (small m) and f32 weights always use fp32.
 // The default is kFastest; TANDEM_MATMUL_PRECISION=fp32 forces kFp32 (the oracle), =bf16 forces
 // kBf16Activations (to compare the two on one machine).
@@ -94,16 +97,20 @@ void set_gemm_precision(GemmPrecision p);
 GemmPrecision gemm_precision();
 
 // Multiply-accumulates per second on one core, measured once (in about a millisecond) the first
-// time they are asked for: fp32 FMAs and bf16 dot products (0 where the CPU lacks AVX512-BF16).
+// time they are asked for: fp32 FMAs, bf16 dot products (0 where the CPU lacks AVX512-BF16) and
+// AMX bf16 tile products.
 struct DotRates {
   double fp32_fma_macs = 0;
   double bf16_dot_macs = 0;
+  double amx_bf16_macs = 0;  // tdpbf16ps on AMX tiles; 0 where the CPU (or the OS) has none
 };
 const DotRates& prefill_dot_rates();
-// Whether kFastest takes the bf16 GEMM here: bf16 present and its rate over 1.25x the fp32 one
-// (below that the speed would not pay for the rounded activations).
-bool bf16_gemm_preferred();
-// "bf16" or "fp32": what the prefill GEMM of the current gemm_precision() computes in here.
+// Whether kFastest takes the bf16 GEMM here for weights of type t: bf16 present and the rate of
+// the bf16 kernels that run t (AMX tiles for F16/BF16 where usable, else vdpbf16ps) over 1.25x
+// the fp32 FMA rate (below that the speed would not pay for the rounded activations).
+bool bf16_gemm_preferred(DType t);
+// "amx-bf16", "bf16" or "fp32": what the prefill GEMM of 16-bit (F16/BF16) weights computes in
+// here at the current gemm_precision().
 const char* prefill_arithmetic();
 
 // Arithmetic of Q4_0 / Q8_0 matmuls on AVX-512 VNNI CPUs (decode, m <= 8, and prefill unless the

@@ -1,9 +1,15 @@
 // Public entry points: picks the ISA once from cpu_features(), picks decode (GEMV) or prefill
 // (GEMM, fp32 or bf16 activations) from m, and hands the work to the driver.
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "core/cpu_features.h"
 #include "core/quant.h"
@@ -54,13 +60,47 @@ const IsaKernels& kernels_of(MatmulIsa isa) {
 
 bool bf16_gemm_available() { return isa_available(MatmulIsa::kAvx512) && cpu_features().avx512bf16; }
 
-bool bf16_gemm_taken(GemmPrecision precision) {
-  return precision == GemmPrecision::kBf16Activations ||
-         (precision == GemmPrecision::kFastest && bf16_gemm_preferred());
+bool amx_bf16_usable() {
+  static const bool usable = [] {
+    if (!bf16_gemm_available() || !cpu_features().amx_bf16) return false;
+#if defined(TANDEM_MATMUL_X86) && defined(__linux__)
+    // Linux enables the 8 KB tile-data state per process, on request; the grant covers every
+    // thread of the process, those already running included.
+    constexpr int kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0) return true;
+    std::fprintf(stderr, "tandem: the CPU has AMX but Linux refused the tile state (%s); prompts use AVX-512\n",
+                 std::strerror(errno));
+#endif
+    return false;
+  }();
+  return usable;
 }
 
-bool bf16_gemm_applies(MatmulIsa isa, GemmPrecision precision) {
-  return isa == MatmulIsa::kAvx512 && bf16_gemm_available() && bf16_gemm_taken(precision);
+bool amx_gemm_runs(DType t) {
+#if defined(TANDEM_MATMUL_X86)
+  return amx_bf16_usable() && amx_bf16_gemm(t);
+#else
+  (void)t;
+  return false;
+#endif
+}
+
+const GemmKernels* bf16_gemm_for(DType t) {
+#if defined(TANDEM_MATMUL_X86)
+  return amx_gemm_runs(t) ? amx_bf16_gemm(t) : avx512_bf16_gemm(t);
+#else
+  (void)t;
+  return nullptr;
+#endif
+}
+
+bool bf16_gemm_taken(GemmPrecision precision, DType t) {
+  return precision == GemmPrecision::kBf16Activations ||
+         (precision == GemmPrecision::kFastest && bf16_gemm_preferred(t));
+}
+
+bool bf16_gemm_applies(MatmulIsa isa, GemmPrecision precision, DType t) {
+  return isa == MatmulIsa::kAvx512 && bf16_gemm_available() && bf16_gemm_taken(precision, t);
 }
 
 #if defined(TANDEM_MATMUL_X86)
@@ -129,7 +169,7 @@ namespace {
 // Whether a product of m rows with w takes the bf16 GEMM (its own rounding of the activations).
 bool takes_bf16_gemm(MatmulIsa isa, GemmPrecision precision, const WeightView& w, int64_t m) {
 #if defined(TANDEM_MATMUL_X86)
-  return m > kGemvMaxM && m >= kBf16MinRows && bf16_gemm_applies(isa, precision) && avx512_bf16_gemm(w.type) &&
+  return m > kGemvMaxM && m >= kBf16MinRows && bf16_gemm_applies(isa, precision, w.type) && bf16_gemm_for(w.type) &&
          !(takes_packed(isa, w) && precision != GemmPrecision::kFp32);
 #else
   (void)isa, (void)precision, (void)w, (void)m;
@@ -181,8 +221,8 @@ void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const
     return;
   }
 #if defined(TANDEM_MATMUL_X86)
-  if (m >= kBf16MinRows && bf16_gemm_applies(isa, precision)) {
-    if (const GemmKernels* bf16 = avx512_bf16_gemm(w.type)) {
+  if (m >= kBf16MinRows && bf16_gemm_applies(isa, precision, w.type)) {
+    if (const GemmKernels* bf16 = bf16_gemm_for(w.type)) {
       run_gemm(pool, args, *bf16);
       return;
     }
@@ -255,7 +295,8 @@ std::atomic<DecodePrecision>& decode_precision_state() {
 }  // namespace detail
 
 const char* prefill_arithmetic() {
-  return detail::bf16_gemm_applies(detail::best_isa(), gemm_precision()) ? "bf16" : "fp32";
+  if (!detail::bf16_gemm_applies(detail::best_isa(), gemm_precision(), DType::F16)) return "fp32";
+  return detail::amx_gemm_runs(DType::F16) ? "amx-bf16" : "bf16";
 }
 
 void set_gemm_precision(GemmPrecision p) { detail::precision_state().store(p, std::memory_order_relaxed); }

@@ -30,6 +30,9 @@ enum class MatmulIsa { kPortable, kAvx2, kAvx512, kNeon };
 const char* isa_name(MatmulIsa isa);
 bool isa_available(MatmulIsa isa);  // the CPU (as cpu_features() reports it) can run it
 bool bf16_gemm_available();         // AVX512-BF16 present (and the AVX-512 path usable)
+// AMX-BF16 present, the bf16 GEMM available, and Linux has granted this process the tile state
+// (arch_prctl ARCH_REQ_XCOMP_PERM, asked once, here: a tile instruction without it is SIGILL).
+bool amx_bf16_usable();
 // prefill_dot_rates() measured (dot_rates.cpp; only where bf16_gemm_available()), from loops of
 // kDotRateAccumulators instructions per iteration, one into each accumulator
 // (dot_rate_loops_avx512.cpp).
@@ -37,14 +40,19 @@ constexpr int kDotRateAccumulators = 12;
 DotRates measure_avx512_dot_rates();
 float avx512_fp32_fma_loop(long iterations);
 float avx512_bf16_dot_loop(long iterations);
-// Whether kFastest's bf16 choice holds for these rates.
-bool bf16_faster(const DotRates& r);
+// `iterations` x 4 tdpbf16ps (16 x 16 x 32 MACs each) into four accumulator tiles; only where
+// amx_bf16_usable().
+float amx_bf16_tile_loop(long iterations);
+// Whether kFastest's bf16 choice holds for these rates, for the AMX kernels (amx) or the AVX-512
+// ones.
+bool bf16_faster(const DotRates& r, bool amx);
 MatmulIsa best_isa();
 
-// Whether a prefill GEMM at `precision` runs the bf16 kernels (where they exist for the type).
-bool bf16_gemm_taken(GemmPrecision precision);
+// Whether a prefill GEMM of t's weights at `precision` runs the bf16 kernels (where they exist for
+// the type).
+bool bf16_gemm_taken(GemmPrecision precision, DType t);
 // ... and whether they can on `isa` here: the one condition matmul_with and prefill_arithmetic share.
-bool bf16_gemm_applies(MatmulIsa isa, GemmPrecision precision);
+bool bf16_gemm_applies(MatmulIsa isa, GemmPrecision precision, DType t);
 
 // Decode: m <= kGemvMaxM activation rows stream the weight once (matrix-vector).
 constexpr int64_t kGemvMaxM = kDecodeMaxRows;
@@ -111,6 +119,14 @@ const IsaKernels& neon_kernels();
 const IsaKernels& kernels_of(MatmulIsa isa);
 // bf16-activation GEMM for BF16, Q8_0, Q4_0 (exact in bf16) and F16 (rounded); null elsewhere.
 const GemmKernels* avx512_bf16_gemm(DType t);
+// The same arithmetic on AMX tiles, for BF16 and F16 weights; null elsewhere. Only where
+// amx_bf16_usable().
+const GemmKernels* amx_bf16_gemm(DType t);
+// The bf16 GEMM matmul_with runs for t: AMX where usable and it has t, else AVX-512; null where
+// neither has t.
+const GemmKernels* bf16_gemm_for(DType t);
+// Whether bf16_gemm_for(t) is the AMX one.
+bool amx_gemm_runs(DType t);
 
 // y[i, :] += sum_r p[i, r] * W[r, :] over all of W's rows (weighted_row_sum): one thread.
 struct RowSumArgs {
