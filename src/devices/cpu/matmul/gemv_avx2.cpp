@@ -2,7 +2,8 @@
 // vectors: several weight rows per pass share each activation load, each decoded block is shared
 // by all activations, fp32 activations and accumulators (W4A16, no int8 activations). With 16
 // ymm registers the rows per pass shrink as activations grow: 4 rows for m = 1, 2 for m <= 3,
-// 1 beyond (activations are then read from L1 as FMA memory operands).
+// 1 beyond (activations are then read from L1 as FMA memory operands). Plain-type rows are
+// prefetched a tile ahead (gemv_tile).
 #include <immintrin.h>
 
 #include "devices/cpu/matmul/matmul_internal.h"
@@ -29,6 +30,21 @@ void gemv_tile(const MatmulArgs& a, int64_t r) {
     for (int i = 0; i < M; ++i) acc[rr][i] = _mm256_setzero_ps();
 
   for (int64_t b = 0; b < blocks; ++b) {
+    if constexpr (!W::kScaled) {
+      // Each row's stream is prefetched where the next tile will read it: R rows further on, at
+      // the same column. Intel's L2 streamer stops at every 4 KB page, and a TinyLlama F16 row is
+      // one page. TinyLlama tg64 (TANDEM_CPU_ISA=avx2, Xeon family 6 model 207, alternating
+      // rounds): F16 2 threads 8.9-9.2 -> 10.9-12.7 tok/s (4 KB ahead in the same row: 9.6-10.0),
+      // 1 thread 4.7-4.9 -> 5.7-5.8; BF16 2 threads 8.8 -> 10.4-11.0.
+      // Past the last row the address is only a hint (a prefetch never faults), formed as an
+      // integer since a pointer may not be moved past its array.
+      for (int rr = 0; rr < R; ++rr) {
+        const uintptr_t at =
+            reinterpret_cast<uintptr_t>(rows[rr]) + uintptr_t(b * W::kBlockBytes) + uintptr_t(R * a.w.row_bytes);
+        for (int64_t line = 0; line < W::kBlockBytes; line += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(at + uintptr_t(line)), _MM_HINT_T0);
+      }
+    }
     for (int rr = 0; rr < R; ++rr) {
       __m256 v[4];
       W::levels(rows[rr], b, v);
