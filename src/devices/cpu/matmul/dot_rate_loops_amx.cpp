@@ -1,7 +1,7 @@
 // The tile loop that dot_rates.cpp times for the AMX-BF16 rate: tdpbf16ps into four independent
-// accumulator tiles (the instruction's latency is about four times its issue interval on Sapphire
-// Rapids), so the loop's time is the instruction's throughput. Run it only after
-// amx_bf16_usable() (the process must have asked Linux for the tile state).
+// accumulator tiles (the most that leaves room for two A and two B tiles), so one product's
+// latency does not stall the next and the loop's time is the instruction's throughput. Run it
+// only after amx_bf16_usable() (the process must have asked Linux for the tile state).
 #include <immintrin.h>
 
 #include "devices/cpu/matmul/amx_tile_config.h"
