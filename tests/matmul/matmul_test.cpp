@@ -650,6 +650,7 @@ TEST(MatmulApi, FastestPrefillFollowsTheMeasuredRates) {
   }
 }
 
+#if defined(__x86_64__)  // the bf16 GEMMs exist (and link) only in x86-64 builds
 // Each bf16 GEMM this CPU has for 16-bit weights -- the AVX-512 one and, where AMX runs, the tile
 // one (which matmul takes instead, so only this test still runs the other there) -- stays within
 // the bf16 bound of the fp64 reference across the tails of every blocking (activation rows past a
@@ -698,6 +699,7 @@ TEST(MatmulApi, EveryBf16GemmOf16BitWeightsMatchesTheReference) {
     }
   }
 }
+#endif
 
 TEST(MatmulApi, DequantizeRowMatchesReference) {
   for (DType t : kTypes) {
