@@ -673,8 +673,9 @@ TEST(MatmulApi, EveryBf16GemmOf16BitWeightsMatchesTheReference) {
           const std::vector<double> scale = testing::error_scale(w, x.data(), m, ldx);
           for (const auto& [name, gemm] : gemms) {
             for (int threads : {1, 2}) {
-              SCOPED_TRACE(name + " " + std::string(dtype_name(t)) + " m=" + std::to_string(m) + " rows=" + std::to_string(rows) +
-                           " cols=" + std::to_string(cols) + " threads=" + std::to_string(threads));
+              SCOPED_TRACE(name + " " + std::string(dtype_name(t)) + " m=" + std::to_string(m) +
+                           " rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) +
+                           " threads=" + std::to_string(threads));
               std::vector<float> y(size_t(m * ldy), kSentinel);
               detail::run_gemm(pool(threads), detail::MatmulArgs{w.view(), x.data(), m, ldx, y.data(), ldy}, *gemm);
               int failures = 0;

@@ -27,17 +27,6 @@ void pack_x(const float* x, int64_t ldx, int rows, int64_t k, int64_t kpad, void
     for (int i = 0; i < kMR; ++i) out[c * kMR + i] = (i < rows && c < k) ? x[i * ldx + c] : 0.0f;
 }
 
-// Stores (or adds) an accumulator pair to y's row: nr_valid columns, masked so nothing past the
-// valid region is read or written.
-inline void store_row(float* y, __m512 c0, __m512 c1, __mmask16 m0, __mmask16 m1, bool accumulate) {
-  if (accumulate) {
-    c0 = _mm512_add_ps(c0, _mm512_maskz_loadu_ps(m0, y));
-    c1 = _mm512_add_ps(c1, _mm512_maskz_loadu_ps(m1, y + 16));
-  }
-  _mm512_mask_storeu_ps(y, m0, c0);
-  _mm512_mask_storeu_ps(y + 16, m1, c1);
-}
-
 template <int MV>  // valid activation rows (<= kMR); the packed stride stays kMR
 void micro_rows(const float* a, const float* b, int64_t kc, float* y, int64_t ldy, int nr_valid, bool accumulate) {
   __m512 c0[MV], c1[MV];

@@ -87,16 +87,8 @@ void micro_tiles(const char* a, const char* b, int64_t kc, float* y, int64_t ldy
   }
   _tile_release();
   const __mmask16 m0 = first_lanes(nr_valid), m1 = first_lanes(nr_valid - 16);
-  for (int i = 0; i < mr_valid; ++i) {
-    __m512 c0 = _mm512_load_ps(&c[i][0]), c1 = _mm512_load_ps(&c[i][16]);
-    float* yi = y + i * ldy;
-    if (accumulate) {
-      c0 = _mm512_add_ps(c0, _mm512_maskz_loadu_ps(m0, yi));
-      c1 = _mm512_add_ps(c1, _mm512_maskz_loadu_ps(m1, yi + 16));
-    }
-    _mm512_mask_storeu_ps(yi, m0, c0);
-    _mm512_mask_storeu_ps(yi + 16, m1, c1);
-  }
+  for (int i = 0; i < mr_valid; ++i)
+    store_row(y + i * ldy, _mm512_load_ps(&c[i][0]), _mm512_load_ps(&c[i][16]), m0, m1, accumulate);
 }
 
 void micro(int mr_valid, const void* ap, const void* bp, const float*, int64_t kc, float* y, int64_t ldy, int nr_valid,

@@ -54,15 +54,6 @@ void pack_x(const float* x, int64_t ldx, int rows, int64_t k, int64_t kpad, void
   }
 }
 
-inline void store_row(float* y, __m512 c0, __m512 c1, __mmask16 m0, __mmask16 m1, bool accumulate) {
-  if (accumulate) {
-    c0 = _mm512_add_ps(c0, _mm512_maskz_loadu_ps(m0, y));
-    c1 = _mm512_add_ps(c1, _mm512_maskz_loadu_ps(m1, y + 16));
-  }
-  _mm512_mask_storeu_ps(y, m0, c0);
-  _mm512_mask_storeu_ps(y + 16, m1, c1);
-}
-
 // acc + the 16 lanes' dot products of b's bf16 pairs with the one pair at a_pair. vdpbf16ps
 // takes the pair as an embedded broadcast ({1to16}); GCC 12 emits a separate vpbroadcastd for
 // _mm512_set1_epi32(load) -- 12 more instructions per 24 dot products -- so for GCC it is spelled

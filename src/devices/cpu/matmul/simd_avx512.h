@@ -55,6 +55,17 @@ inline __mmask16 first_lanes(int64_t n) {
   return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);
 }
 
+// For the GEMM micro-kernels: stores (or adds) an accumulator pair to y's row, its 32 columns
+// masked (m0, m1) so nothing past the valid region is read or written.
+inline void store_row(float* y, __m512 c0, __m512 c1, __mmask16 m0, __mmask16 m1, bool accumulate) {
+  if (accumulate) {
+    c0 = _mm512_add_ps(c0, _mm512_maskz_loadu_ps(m0, y));
+    c1 = _mm512_add_ps(c1, _mm512_maskz_loadu_ps(m1, y + 16));
+  }
+  _mm512_mask_storeu_ps(y, m0, c0);
+  _mm512_mask_storeu_ps(y + 16, m1, c1);
+}
+
 // In-register transpose of a 16x16 block of 32-bit values (unpack pairs, unpack quads, then two
 // rounds of 128-bit lane shuffles).
 inline void transpose16(__m512 r[16]) {
