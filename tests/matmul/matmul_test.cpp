@@ -700,6 +700,73 @@ TEST(MatmulApi, EveryBf16GemmOf16BitWeightsMatchesTheReference) {
     }
   }
 }
+
+// The AMX GEMM of packed Q4_0 / Q8_0 weights, which kFastest takes for their prompts where
+// packed_prefill_on_amx(): within the bf16 bound of the fp64 reference across the tails of its
+// blocking (weight rows past a 16-row group and a 32-row panel, views that start at the second
+// group, columns past a 512-column k block, activation rows past a 16-row tile), writing nothing
+// past y's rows; and through matmul, bitwise the path the rates name.
+TEST(MatmulApi, AmxGemmOfPackedWeightsMatchesTheReference) {
+  if (!detail::amx_bf16_usable()) GTEST_SKIP() << "no usable AMX-BF16 here";
+  for (DType t : {DType::Q4_0, DType::Q8_0}) {
+    const detail::GemmKernels* gemm = detail::amx_bf16_packed_gemm(t);
+    ASSERT_NE(gemm, nullptr) << dtype_name(t);
+    for (int64_t cols : {int64_t(96), int64_t(1056)}) {
+      for (int64_t rows : {int64_t(17), int64_t(70)}) {
+        const TestWeight w = testing::make_weight(t, rows, cols, uint32_t(rows * 131 + cols), 2);
+        const auto packed = pack_for_decode(pool(2), w.view());
+        ASSERT_TRUE(packed);
+        for (int64_t first : {int64_t(0), int64_t(16)}) {
+          const int64_t n = rows - first;
+          TestWeight slice = w;  // rows [first, rows), as the device's row-range view sees them
+          slice.rows = n;
+          slice.bytes.erase(slice.bytes.begin(), slice.bytes.begin() + ptrdiff_t(size_t(first) * w.row_stride));
+          slice.values.erase(slice.values.begin(), slice.values.begin() + ptrdiff_t(first * cols));
+          WeightView view = slice.view();
+          view.packed = packed.get();
+          view.packed_row0 = first;
+          for (int64_t m : {int64_t(16), int64_t(45)}) {
+            const int64_t ldx = cols + 3, ldy = n + 5;
+            const std::vector<float> x = testing::make_activations(m, cols, ldx, uint32_t(m * 17 + cols));
+            const std::vector<double> ref = testing::reference_matmul(slice, x.data(), m, ldx);
+            const std::vector<double> scale = testing::error_scale(slice, x.data(), m, ldx);
+            for (int threads : {1, 2}) {
+              SCOPED_TRACE(std::string(dtype_name(t)) + " m=" + std::to_string(m) + " rows=" + std::to_string(rows) +
+                           " first=" + std::to_string(first) + " cols=" + std::to_string(cols) +
+                           " threads=" + std::to_string(threads));
+              std::vector<float> y(size_t(m * ldy), kSentinel);
+              detail::run_gemm(pool(threads), detail::MatmulArgs{view, x.data(), m, ldx, y.data(), ldy}, *gemm);
+              int failures = 0;
+              for (int64_t i = 0; i < m; ++i) {
+                for (int64_t r = 0; r < ldy; ++r) {
+                  const float got = y[size_t(i * ldy + r)];
+                  if (r >= n) {
+                    if (std::memcmp(&got, &kSentinel, 4) != 0 && ++failures <= 5)
+                      ADD_FAILURE() << "wrote padding y[" << i << "," << r << "]";
+                    continue;
+                  }
+                  const double want = ref[size_t(i * n + r)], s = scale[size_t(i * n + r)] + 1e-30;
+                  if (!(std::fabs(double(got) - want) / s <= 1e-2) && ++failures <= 5)
+                    ADD_FAILURE() << "y[" << i << "," << r << "] = " << got << ", want " << want;
+                }
+              }
+              if (failures) return;
+              // The public dispatch under kFastest: this GEMM where the rates say so, else the
+              // packed int8 GEMM (what kBf16Activations runs for packed weights).
+              std::vector<float> fastest(size_t(m * ldy), kSentinel), int8(size_t(m * ldy), kSentinel);
+              detail::matmul_with(MatmulIsa::kAvx512, GemmPrecision::kFastest, pool(threads), view, x.data(), m, ldx,
+                                  fastest.data(), ldy);
+              detail::matmul_with(MatmulIsa::kAvx512, GemmPrecision::kBf16Activations, pool(threads), view, x.data(),
+                                  m, ldx, int8.data(), ldy);
+              ASSERT_NE(y, int8) << "the two paths must differ for this check to mean anything";
+              ASSERT_EQ(fastest, packed_prefill_on_amx(t) ? y : int8);
+            }
+          }
+        }
+      }
+    }
+  }
+}
 #endif
 
 TEST(MatmulApi, DequantizeRowMatchesReference) {

@@ -1,7 +1,8 @@
-// The instruction loops that dot_rates.cpp times: fp32 FMAs and bf16 dot products, each into
+// The instruction loops that dot_rates.cpp times: fp32 FMAs, bf16 and int8 dot products, each into
 // kDotRateAccumulators independent accumulators (more than latency x ports on any AVX-512 core), so
 // their time is the instruction's throughput. No timing here: this file is compiled with AVX-512
-// flags and so uses no std:: templates (see matmul_internal.h).
+// (and VNNI) flags and so uses no std:: templates (see matmul_internal.h). The int8 loop runs only
+// where cpu_features() has VNNI; the others only where it has AVX512-BF16.
 #include "devices/cpu/matmul/kernels_avx512.h"
 #include "devices/cpu/matmul/simd_avx512.h"
 
@@ -36,6 +37,13 @@ __attribute__((noinline)) float avx512_bf16_dot_loop(long iterations) {
   const __m512i b = _mm512_set1_epi32(0x30003000);  // bf16 pairs of 2^-31: tiny sums, no overflow
   return accumulate_loop(iterations, _mm512_set1_epi32(0x3f803f80),  // bf16 pairs of 1.0
                          [b](__m512 acc, __m512i a) { return _mm512_dpbf16_ps(acc, (__m512bh)a, (__m512bh)b); });
+}
+
+__attribute__((noinline)) float avx512_int8_dot_loop(long iterations) {
+  const __m512i b = _mm512_set1_epi8(1);  // sums grow by 4 a lane per instruction: no overflow
+  return accumulate_loop(iterations, _mm512_set1_epi8(1), [b](__m512 acc, __m512i a) {
+    return _mm512_castsi512_ps(_mm512_dpbusd_epi32(_mm512_castps_si512(acc), a, b));
+  });
 }
 
 }  // namespace tandem::cpu::detail

@@ -1,5 +1,5 @@
-// This core's multiply-accumulate rates with fp32 FMAs and bf16 dot products, and the prefill
-// GEMM choice made from them (GemmPrecision::kFastest).
+// This core's multiply-accumulate rates with fp32 FMAs, bf16 and int8 dot products and AMX tiles,
+// and the prefill GEMM choices made from them (GemmPrecision::kFastest).
 //
 // Why measure rather than assume: vdpbf16ps does 32 bf16 MACs per instruction against an fp32
 // FMA's 16, yet how many issue per cycle differs by vendor. Measured (2026-12, 2 vCPUs, Intel Xeon
@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/cpu_features.h"
 #include "devices/cpu/matmul/matmul.h"
 #include "devices/cpu/matmul/matmul_internal.h"
 
@@ -42,6 +43,11 @@ DotRates measure_avx512_dot_rates() {
     bf16 = std::min(bf16, seconds(avx512_bf16_dot_loop, kIterations));
   }
   DotRates rates{kInstructionsPerRound * 16 / fp32, kInstructionsPerRound * 32 / bf16};
+  if (cpu_features().avx512vnni) {
+    double int8 = 1e30;
+    for (int round = 0; round < kRounds; ++round) int8 = std::min(int8, seconds(avx512_int8_dot_loop, kIterations));
+    rates.int8_dot_macs = kInstructionsPerRound * 64 / int8;
+  }
   if (amx_bf16_usable()) {
     double amx = 1e30;
     for (int round = 0; round < kRounds; ++round) amx = std::min(amx, seconds(amx_bf16_tile_loop, kAmxIterations));
@@ -57,6 +63,8 @@ bool bf16_faster(const DotRates& r, bool amx) {
   return (amx ? r.amx_bf16_macs : r.bf16_dot_macs) > 1.25 * r.fp32_fma_macs;
 }
 
+bool amx_faster_than_int8(const DotRates& r) { return r.amx_bf16_macs > 1.25 * r.int8_dot_macs; }
+
 }  // namespace detail
 
 const DotRates& prefill_dot_rates() {
@@ -66,6 +74,16 @@ const DotRates& prefill_dot_rates() {
 
 bool bf16_gemm_preferred(DType t) {
   return detail::bf16_gemm_available() && detail::bf16_faster(prefill_dot_rates(), detail::amx_gemm_runs(t));
+}
+
+bool packed_prefill_on_amx(DType t) {
+#if defined(TANDEM_MATMUL_X86)
+  return detail::amx_bf16_usable() && detail::amx_bf16_packed_gemm(t) &&
+         detail::amx_faster_than_int8(prefill_dot_rates());
+#else
+  (void)t;
+  return false;
+#endif
 }
 
 }  // namespace tandem::cpu

@@ -88,7 +88,8 @@ const char* matmul_isa();
 //                     fp32 FMAs (prefill_dot_rates(); AMD Zen 4 yes; Intel Emerald Rapids only
 //                     on AMX tiles: there vdpbf16ps issues at a quarter of the FMA rate), else
 //                     fp32. Packed int8 weights (DecodePrecision) run their int8 kernels under
-//                     both reduced modes.
+//                     both reduced modes, except Q4_0 / Q8_0 under kFastest where
+//                     packed_prefill_on_amx() (AMX tiles, bf16).
 // Decode (small m) and f32 weights always use fp32.
 // The default is kFastest; TANDEM_MATMUL_PRECISION=fp32 forces kFp32 (the oracle), =bf16 forces
 // kBf16Activations (to compare the two on one machine).
@@ -97,18 +98,26 @@ void set_gemm_precision(GemmPrecision p);
 GemmPrecision gemm_precision();
 
 // Multiply-accumulates per second on one core, measured once (in about a millisecond) the first
-// time they are asked for: fp32 FMAs, bf16 dot products (0 where the CPU lacks AVX512-BF16) and
-// AMX bf16 tile products.
+// time they are asked for: fp32 FMAs, bf16 dot products (0 where the CPU lacks AVX512-BF16), AMX
+// bf16 tile products and int8 dot products (measured only where AVX512-BF16 is).
 struct DotRates {
   double fp32_fma_macs = 0;
   double bf16_dot_macs = 0;
   double amx_bf16_macs = 0;  // tdpbf16ps on AMX tiles; 0 where the CPU (or the OS) has none
+  double int8_dot_macs = 0;  // vpdpbusd (u8 x s8, 64 MACs a zmm); 0 where the CPU lacks VNNI
 };
 const DotRates& prefill_dot_rates();
 // Whether kFastest takes the bf16 GEMM here for weights of type t: bf16 present and the rate of
 // the bf16 kernels that run t (AMX tiles for F16/BF16 where usable, else vdpbf16ps) over 1.25x
 // the fp32 FMA rate (below that the speed would not pay for the rounded activations).
 bool bf16_gemm_preferred(DType t);
+// Whether kFastest runs the prefill of packed weights of type t (WeightView::packed) on the AMX
+// tiles: AMX usable, t one of Q4_0 / Q8_0 (the types the tile GEMM decodes), and the tile rate over
+// 1.25x the int8 dot rate of the kernels it replaces. It then rounds activations and weights
+// (level x block scale) to bf16 -- the F16 arithmetic of kBf16Activations below -- instead of
+// quantizing activations to int8: at most 2^-8 of |x|.|w| against int8's 2^-8 of the activation
+// block's largest |x| times |w|.
+bool packed_prefill_on_amx(DType t);
 // "amx-bf16", "bf16" or "fp32": what the prefill GEMM of 16-bit (F16/BF16) weights computes in
 // here at the current gemm_precision().
 const char* prefill_arithmetic();

@@ -217,6 +217,11 @@ void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const
     return;
   }
   if (packed && precision != GemmPrecision::kFp32) {
+#if defined(TANDEM_MATMUL_X86)
+    if (m >= kBf16MinRows && isa == MatmulIsa::kAvx512 && precision == GemmPrecision::kFastest &&
+        packed_prefill_on_amx(w.packed->type))
+      return run_gemm(pool, args, *amx_bf16_packed_gemm(w.packed->type));
+#endif
     run_packed_gemm(pool, args, packed_kernels(isa));
     return;
   }

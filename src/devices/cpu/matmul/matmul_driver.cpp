@@ -181,6 +181,7 @@ void run_gemm(ThreadPool& pool, const MatmulArgs& a, const GemmKernels& k) {
     const int64_t nb0 = n_blocks * in / tn, nb1 = n_blocks * (in + 1) / tn;
     const int64_t mb0 = m_blocks * im / tm, mb1 = m_blocks * (im + 1) / tm;
     if (nb0 >= nb1 || mb0 >= mb1) return;
+    if (k.enter) k.enter();
 
     const int sub_per_panel = std::max(1, k.nc / k.nr);
     const size_t sub_bytes = size_t(k.nr) * size_t(k.kc) * size_t(k.b_bytes);
@@ -214,6 +215,7 @@ void run_gemm(ThreadPool& pool, const MatmulArgs& a, const GemmKernels& k) {
         }
       }
     }
+    if (k.leave) k.leave();
   });
 }
 

@@ -40,12 +40,15 @@ constexpr int kDotRateAccumulators = 12;
 DotRates measure_avx512_dot_rates();
 float avx512_fp32_fma_loop(long iterations);
 float avx512_bf16_dot_loop(long iterations);
+float avx512_int8_dot_loop(long iterations);  // vpdpbusd: only where cpu_features().avx512vnni
 // `iterations` x 4 tdpbf16ps (16 x 16 x 32 MACs each) into four accumulator tiles; only where
 // amx_bf16_usable().
 float amx_bf16_tile_loop(long iterations);
 // Whether kFastest's bf16 choice holds for these rates, for the AMX kernels (amx) or the AVX-512
 // ones.
 bool bf16_faster(const DotRates& r, bool amx);
+// Whether the AMX tiles' bf16 rate is over 1.25x the int8 dot-product rate (packed_prefill_on_amx).
+bool amx_faster_than_int8(const DotRates& r);
 MatmulIsa best_isa();
 
 // Whether a prefill GEMM of t's weights at `precision` runs the bf16 kernels (where they exist for
@@ -93,6 +96,10 @@ struct GemmKernels {
   // else. accumulate=false overwrites y.
   void (*micro)(int mr_valid, const void* a, const void* b, const float* scales, int64_t kc, float* y,
                 int64_t ldy, int nr_valid, bool accumulate);
+  // Called by each thread before its first micro() of a run_gemm and after its last (null: none).
+  // The AMX kernels configure the tile registers here once instead of in every micro() call.
+  void (*enter)() = nullptr;
+  void (*leave)() = nullptr;
 };
 
 struct IsaKernels {
@@ -122,6 +129,9 @@ const GemmKernels* avx512_bf16_gemm(DType t);
 // The same arithmetic on AMX tiles, for BF16 and F16 weights; null elsewhere. Only where
 // amx_bf16_usable().
 const GemmKernels* amx_bf16_gemm(DType t);
+// The AMX-BF16 GEMM of weights with a packed copy (WeightView::packed) of type t, which it reads;
+// null for types it does not decode (all but Q4_0 and Q8_0).
+const GemmKernels* amx_bf16_packed_gemm(DType t);
 // The bf16 GEMM matmul_with runs for t: AMX where usable and it has t, else AVX-512; null where
 // neither has t.
 const GemmKernels* bf16_gemm_for(DType t);
