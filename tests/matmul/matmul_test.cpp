@@ -633,6 +633,12 @@ TEST(MatmulApi, FastestPrefillFollowsTheMeasuredRates) {
   } else {
     EXPECT_EQ(rates.amx_bf16_macs, 0.0);
   }
+  if (cpu_features().avx512vnni) {  // 64 MACs per vpdpbusd, as the FMA's bounds with 4x the MACs
+    EXPECT_GT(rates.int8_dot_macs, 4e9);
+    EXPECT_LT(rates.int8_dot_macs, 4e12);
+  } else {
+    EXPECT_EQ(rates.int8_dot_macs, 0.0);
+  }
   for (DType t : {DType::F16, DType::BF16}) {
     const double bf16_rate = detail::amx_gemm_runs(t) ? rates.amx_bf16_macs : rates.bf16_dot_macs;
     EXPECT_EQ(bf16_gemm_preferred(t), bf16_rate > 1.25 * rates.fp32_fma_macs) << dtype_name(t);
