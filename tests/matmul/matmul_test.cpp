@@ -773,6 +773,45 @@ TEST(MatmulApi, AmxGemmOfPackedWeightsMatchesTheReference) {
     }
   }
 }
+
+// prefill_arithmetic(t), which the cpu device's caps and `bench --json` print, names the path a
+// long prompt's matmul takes for t: bitwise that path's result, at the default precisions and with
+// the GEMM forced to fp32.
+TEST(MatmulApi, PrefillArithmeticNamesThePathMatmulTakes) {
+  const GemmPrecision before = gemm_precision();
+  for (GemmPrecision p : {GemmPrecision::kFastest, GemmPrecision::kFp32}) {
+    set_gemm_precision(p);
+    for (DType t : {DType::F16, DType::BF16, DType::Q4_0, DType::Q8_0}) {
+      const TestWeight w = testing::make_weight(t, 64, 512, 31);
+      const auto packed = decode_precision() == DecodePrecision::kInt8Activations ? pack_for_decode(pool(2), w.view())
+                                                                                  : nullptr;
+      WeightView view = w.view();
+      view.packed = packed.get();  // what the cpu device attaches (null where it does not pack t)
+      const int64_t m = 32;
+      const std::vector<float> x = testing::make_activations(m, 512, 512, 32);
+      std::vector<float> got(size_t(m * 64)), want(size_t(m * 64));
+      matmul(pool(2), view, x.data(), m, 512, got.data(), 64);
+      const std::string named = prefill_arithmetic(t);
+      const detail::MatmulArgs args{view, x.data(), m, 512, want.data(), 64};
+      if (named == "amx-bf16") {
+        ASSERT_TRUE(detail::amx_bf16_usable());
+        detail::run_gemm(pool(2), args, packed ? *detail::amx_bf16_packed_gemm(t) : *detail::amx_bf16_gemm(t));
+      } else if (named == "bf16") {
+        ASSERT_NE(detail::avx512_bf16_gemm(t), nullptr);
+        detail::run_gemm(pool(2), args, *detail::avx512_bf16_gemm(t));
+      } else if (named == "int8") {
+        ASSERT_TRUE(packed);
+        detail::run_packed_gemm(pool(2), args, detail::packed_kernels(detail::best_isa()));
+      } else {
+        ASSERT_EQ(named, "fp32");
+        detail::matmul_with(detail::best_isa(), GemmPrecision::kFp32, pool(2), view, x.data(), m, 512, want.data(),
+                            64);
+      }
+      EXPECT_EQ(got, want) << dtype_name(t) << " named " << named;
+    }
+  }
+  set_gemm_precision(before);
+}
 #endif
 
 TEST(MatmulApi, DequantizeRowMatchesReference) {

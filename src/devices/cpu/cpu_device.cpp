@@ -13,7 +13,8 @@
 namespace tandem::devices {
 DeviceCaps CpuDevice::caps() const {
   DeviceCaps caps{DeviceKind::kCpu, true, true, false,
-                  std::string("matmul isa ") + cpu::matmul_isa() + ", prefill " + cpu::prefill_arithmetic() +
+                  std::string("matmul isa ") + cpu::matmul_isa() + ", prefill f16 " +
+                      cpu::prefill_arithmetic(DType::F16) + ", q4_0 " + cpu::prefill_arithmetic(DType::Q4_0) +
                       ", f16 kv " + cpu::kv_f16_arithmetic() + ", " +
                       std::to_string(pool_.size()) + " threads"};
   caps.one_job_projections = true;

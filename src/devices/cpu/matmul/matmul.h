@@ -118,9 +118,10 @@ bool bf16_gemm_preferred(DType t);
 // quantizing activations to int8: at most 2^-8 of |x|.|w| against int8's 2^-8 of the activation
 // block's largest |x| times |w|.
 bool packed_prefill_on_amx(DType t);
-// "amx-bf16", "bf16" or "fp32": what the prefill GEMM of 16-bit (F16/BF16) weights computes in
-// here at the current gemm_precision().
-const char* prefill_arithmetic();
+// "amx-bf16", "bf16", "int8" or "fp32": what a prompt's GEMM (m >= kBf16MinRows) of weights of
+// type t computes here at the current gemm_precision() and decode_precision(), with the packed
+// copy the cpu device attaches where it packs t (can_pack_for_decode).
+const char* prefill_arithmetic(DType t);
 
 // Arithmetic of Q4_0 / Q8_0 matmuls on AVX-512 VNNI CPUs (decode, m <= 8, and prefill unless the
 // GEMM precision is kFp32), and of F16 / BF16 ones on AVX-512 outside the bf16 GEMM:

@@ -299,9 +299,22 @@ std::atomic<DecodePrecision>& decode_precision_state() {
 
 }  // namespace detail
 
-const char* prefill_arithmetic() {
-  if (!detail::bf16_gemm_applies(detail::best_isa(), gemm_precision(), DType::F16)) return "fp32";
-  return detail::amx_gemm_runs(DType::F16) ? "amx-bf16" : "bf16";
+const char* prefill_arithmetic(DType t) {
+  const detail::MatmulIsa isa = detail::best_isa();
+  const GemmPrecision precision = gemm_precision();
+  // The order of matmul_with's choices for a long prompt.
+  const bool packed = decode_precision() == DecodePrecision::kInt8Activations && isa != detail::MatmulIsa::kPortable &&
+                      can_pack_for_decode(t);
+  if (packed && precision != GemmPrecision::kFp32) {
+    return isa == detail::MatmulIsa::kAvx512 && precision == GemmPrecision::kFastest && packed_prefill_on_amx(t)
+               ? "amx-bf16"
+               : "int8";
+  }
+  if (detail::weight_type_index(t) < 0 || !detail::bf16_gemm_applies(isa, precision, t)) return "fp32";
+#if defined(TANDEM_MATMUL_X86)
+  if (detail::bf16_gemm_for(t)) return detail::amx_gemm_runs(t) ? "amx-bf16" : "bf16";
+#endif
+  return "fp32";
 }
 
 void set_gemm_precision(GemmPrecision p) { detail::precision_state().store(p, std::memory_order_relaxed); }

@@ -21,8 +21,8 @@ constexpr int kGroupRows = 16;           // PackedWeight::kRows
 constexpr int64_t kPairDwords = kNR;     // one column pair of the panel: 32 rows' bf16 pairs
 constexpr int64_t kBlockPairs = 32 / 2;  // column pairs per 32-column block
 
-// Word 2r of the result is word r of `lo_hi` and word 2r + 1 is word 16 + r: the 16 even-column
-// values and the 16 odd-column values, interleaved into one bf16 pair per row.
+// vpermw indices: word 2r of the result is word r of vcvtne2ps2bf16(odd, even) (row r's even
+// column) and word 2r + 1 is word 16 + r (its odd column), so each dword is one row's bf16 pair.
 inline __m512i interleave_index() {
   alignas(64) static constexpr uint16_t kIndex[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
                                                       8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
