@@ -657,6 +657,27 @@ TEST(MatmulApi, FastestPrefillFollowsTheMeasuredRates) {
 }
 
 #if defined(__x86_64__)  // the bf16 GEMMs exist (and link) only in x86-64 builds
+// The failures (the first five reported) of a bf16 GEMM's m x n result y (stride ldy) against the
+// fp64 reference: an error over 1e-2 of sum |x|.|w|, or a write to the padding past n.
+int bf16_bound_failures(const std::vector<float>& y, int64_t m, int64_t n, int64_t ldy, const std::vector<double>& ref,
+                        const std::vector<double>& scale) {
+  int failures = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t r = 0; r < ldy; ++r) {
+      const float got = y[size_t(i * ldy + r)];
+      if (r >= n) {
+        if (std::memcmp(&got, &kSentinel, 4) != 0 && ++failures <= 5)
+          ADD_FAILURE() << "wrote padding y[" << i << "," << r << "]";
+        continue;
+      }
+      const double want = ref[size_t(i * n + r)], s = scale[size_t(i * n + r)] + 1e-30;
+      if (!(std::fabs(double(got) - want) / s <= 1e-2) && ++failures <= 5)
+        ADD_FAILURE() << "y[" << i << "," << r << "] = " << got << ", want " << want;
+    }
+  }
+  return failures;
+}
+
 // Each bf16 GEMM this CPU has for 16-bit weights -- the AVX-512 one and, where AMX runs, the tile
 // one (which matmul takes instead, so only this test still runs the other there) -- stays within
 // the bf16 bound of the fp64 reference across the tails of every blocking (activation rows past a
@@ -684,21 +705,7 @@ TEST(MatmulApi, EveryBf16GemmOf16BitWeightsMatchesTheReference) {
                            " threads=" + std::to_string(threads));
               std::vector<float> y(size_t(m * ldy), kSentinel);
               detail::run_gemm(pool(threads), detail::MatmulArgs{w.view(), x.data(), m, ldx, y.data(), ldy}, *gemm);
-              int failures = 0;
-              for (int64_t i = 0; i < m; ++i) {
-                for (int64_t r = 0; r < ldy; ++r) {
-                  const float got = y[size_t(i * ldy + r)];
-                  if (r >= rows) {
-                    if (std::memcmp(&got, &kSentinel, 4) != 0 && ++failures <= 5)
-                      ADD_FAILURE() << "wrote padding y[" << i << "," << r << "]";
-                    continue;
-                  }
-                  const double want = ref[size_t(i * rows + r)], s = scale[size_t(i * rows + r)] + 1e-30;
-                  if (!(std::fabs(double(got) - want) / s <= 1e-2) && ++failures <= 5)
-                    ADD_FAILURE() << "y[" << i << "," << r << "] = " << got << ", want " << want;
-                }
-              }
-              if (failures) return;
+              if (bf16_bound_failures(y, m, rows, ldy, ref, scale)) return;
             }
           }
         }
@@ -742,21 +749,7 @@ TEST(MatmulApi, AmxGemmOfPackedWeightsMatchesTheReference) {
                            " threads=" + std::to_string(threads));
               std::vector<float> y(size_t(m * ldy), kSentinel);
               detail::run_gemm(pool(threads), detail::MatmulArgs{view, x.data(), m, ldx, y.data(), ldy}, *gemm);
-              int failures = 0;
-              for (int64_t i = 0; i < m; ++i) {
-                for (int64_t r = 0; r < ldy; ++r) {
-                  const float got = y[size_t(i * ldy + r)];
-                  if (r >= n) {
-                    if (std::memcmp(&got, &kSentinel, 4) != 0 && ++failures <= 5)
-                      ADD_FAILURE() << "wrote padding y[" << i << "," << r << "]";
-                    continue;
-                  }
-                  const double want = ref[size_t(i * n + r)], s = scale[size_t(i * n + r)] + 1e-30;
-                  if (!(std::fabs(double(got) - want) / s <= 1e-2) && ++failures <= 5)
-                    ADD_FAILURE() << "y[" << i << "," << r << "] = " << got << ", want " << want;
-                }
-              }
-              if (failures) return;
+              if (bf16_bound_failures(y, m, n, ldy, ref, scale)) return;
               // The public dispatch under kFastest: this GEMM where the rates say so, else the
               // packed int8 GEMM (what kBf16Activations runs for packed weights).
               std::vector<float> fastest(size_t(m * ldy), kSentinel), int8(size_t(m * ldy), kSentinel);

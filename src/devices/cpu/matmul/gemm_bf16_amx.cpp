@@ -125,7 +125,8 @@ void micro(int mr_valid, const void* ap, const void* bp, const float*, int64_t k
 }
 
 // The tile configuration is per thread: set once when a thread starts its share of a GEMM and
-// released when it ends, so no other code (or a context switch) carries 8 KB of tile state.
+// released when it ends, so the thread carries no 8 KB of tile state (saved and restored at every
+// context switch) outside the GEMM.
 void configure_tiles() { _tile_loadconfig(&kTileConfig); }
 void release_tiles() { _tile_release(); }
 
