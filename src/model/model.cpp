@@ -155,7 +155,9 @@ uint64_t Model::n_params() const {
   return total;
 }
 
-std::string Model::weight_type_summary() const {
+std::string Model::weight_type_summary() const { return std::string(dtype_name(dominant_weight_type())); }
+
+DType Model::dominant_weight_type() const {
   // The type holding the most bytes of 2-D weights names the model, as llama-bench does.
   std::map<DType, uint64_t> bytes;
   if (!file_) {
@@ -169,7 +171,7 @@ std::string Model::weight_type_summary() const {
   uint64_t most = 0;
   for (auto [type, b] : bytes)
     if (b > most) most = b, best = type;
-  return std::string(dtype_name(best));
+  return best;
 }
 
 std::shared_ptr<Model> Model::shape_only(ModelConfig c, DType matrix_type) {

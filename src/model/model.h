@@ -76,7 +76,8 @@ class Model {
   std::vector<const Weight*> all_weights() const;
   uint64_t weight_bytes() const;      // total bytes of all weights
   uint64_t n_params() const;          // total elements of all weights
-  std::string weight_type_summary() const;  // dominant matrix type, e.g. "q4_0"
+  DType dominant_weight_type() const;       // the type holding the most bytes of matrices
+  std::string weight_type_summary() const;  // its name, e.g. "q4_0"
 
  private:
   Model() = default;

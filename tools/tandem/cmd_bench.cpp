@@ -4,7 +4,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/dtype.h"
 #include "devices/cpu/matmul/matmul.h"
 #include "runtime/session.h"
 #include "tools/tandem/bench.h"
@@ -110,8 +109,6 @@ void print_bench(const Model& model, const BenchOptions& o, const BenchResult& r
                  const std::string& model_path) {
   const MeanStd pp = mean_std(r.pp_tok_s), tg = mean_std(r.tg_tok_s);
   if (json) {
-    // The arithmetic of the model's prompts: that of its dominant matrix type.
-    const DType main_type = dtype_from_name(model.weight_type_summary()).value_or(DType::F32);
     nlohmann::json j = {{"engine", "tandem"},
                         {"model", model_path},
                         {"model_type", model.config().arch_name + " " + model.weight_type_summary()},
@@ -119,7 +116,7 @@ void print_bench(const Model& model, const BenchOptions& o, const BenchResult& r
                         {"n_params", model.n_params()},
                         {"threads", o.threads},
                         {"isa", cpu::matmul_isa()},
-                        {"prefill_arithmetic", cpu::prefill_arithmetic(main_type)},
+                        {"prefill_arithmetic", cpu::prefill_arithmetic(model.dominant_weight_type())},
                         {"core_gmacs", {{"fp32_fma", cpu::prefill_dot_rates().fp32_fma_macs / 1e9},
                                         {"bf16_dot", cpu::prefill_dot_rates().bf16_dot_macs / 1e9},
                                         {"amx_bf16", cpu::prefill_dot_rates().amx_bf16_macs / 1e9},

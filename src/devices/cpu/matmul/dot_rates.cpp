@@ -63,8 +63,6 @@ bool bf16_faster(const DotRates& r, bool amx) {
   return (amx ? r.amx_bf16_macs : r.bf16_dot_macs) > 1.25 * r.fp32_fma_macs;
 }
 
-bool amx_faster_than_int8(const DotRates& r) { return r.amx_bf16_macs > 1.25 * r.int8_dot_macs; }
-
 }  // namespace detail
 
 const DotRates& prefill_dot_rates() {
@@ -78,8 +76,8 @@ bool bf16_gemm_preferred(DType t) {
 
 bool packed_prefill_on_amx(DType t) {
 #if defined(TANDEM_MATMUL_X86)
-  return detail::amx_bf16_usable() && detail::amx_bf16_packed_gemm(t) &&
-         detail::amx_faster_than_int8(prefill_dot_rates());
+  const DotRates& r = prefill_dot_rates();
+  return detail::amx_bf16_usable() && detail::amx_bf16_packed_gemm(t) && r.amx_bf16_macs > 1.25 * r.int8_dot_macs;
 #else
   (void)t;
   return false;

@@ -1,4 +1,4 @@
-// AMX-BF16 prefill GEMM for BF16 and F16 weights: the same arithmetic as the AVX-512 bf16 GEMM
+// AMX-BF16 prefill GEMM for BF16 and F16 weights (and Q4_0 / Q8_0, below): the same arithmetic as the AVX-512 bf16 GEMM
 // (activations rounded to bf16, F16 weights rounded to bf16, products summed in fp32), on the
 // tile unit.
 //

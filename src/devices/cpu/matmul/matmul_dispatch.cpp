@@ -103,6 +103,10 @@ bool bf16_gemm_applies(MatmulIsa isa, GemmPrecision precision, DType t) {
   return isa == MatmulIsa::kAvx512 && bf16_gemm_available() && bf16_gemm_taken(precision, t);
 }
 
+bool packed_gemm_on_amx(MatmulIsa isa, GemmPrecision precision, DType t) {
+  return isa == MatmulIsa::kAvx512 && precision == GemmPrecision::kFastest && packed_prefill_on_amx(t);
+}
+
 #if defined(TANDEM_MATMUL_X86)
 bool packed_decode_available() { return isa_available(MatmulIsa::kAvx2); }
 
@@ -218,8 +222,7 @@ void matmul_with(MatmulIsa isa, GemmPrecision precision, ThreadPool& pool, const
   }
   if (packed && precision != GemmPrecision::kFp32) {
 #if defined(TANDEM_MATMUL_X86)
-    if (m >= kBf16MinRows && isa == MatmulIsa::kAvx512 && precision == GemmPrecision::kFastest &&
-        packed_prefill_on_amx(w.packed->type))
+    if (m >= kBf16MinRows && packed_gemm_on_amx(isa, precision, w.packed->type))
       return run_gemm(pool, args, *amx_bf16_packed_gemm(w.packed->type));
 #endif
     run_packed_gemm(pool, args, packed_kernels(isa));
@@ -305,12 +308,9 @@ const char* prefill_arithmetic(DType t) {
   // The order of matmul_with's choices for a long prompt.
   const bool packed = decode_precision() == DecodePrecision::kInt8Activations && isa != detail::MatmulIsa::kPortable &&
                       can_pack_for_decode(t);
-  if (packed && precision != GemmPrecision::kFp32) {
-    return isa == detail::MatmulIsa::kAvx512 && precision == GemmPrecision::kFastest && packed_prefill_on_amx(t)
-               ? "amx-bf16"
-               : "int8";
-  }
-  if (detail::weight_type_index(t) < 0 || !detail::bf16_gemm_applies(isa, precision, t)) return "fp32";
+  if (packed && precision != GemmPrecision::kFp32)
+    return detail::packed_gemm_on_amx(isa, precision, t) ? "amx-bf16" : "int8";
+  if (!detail::bf16_gemm_applies(isa, precision, t)) return "fp32";
 #if defined(TANDEM_MATMUL_X86)
   if (detail::bf16_gemm_for(t)) return detail::amx_gemm_runs(t) ? "amx-bf16" : "bf16";
 #endif

@@ -47,8 +47,6 @@ float amx_bf16_tile_loop(long iterations);
 // Whether kFastest's bf16 choice holds for these rates, for the AMX kernels (amx) or the AVX-512
 // ones.
 bool bf16_faster(const DotRates& r, bool amx);
-// Whether the AMX tiles' bf16 rate is over 1.25x the int8 dot-product rate (packed_prefill_on_amx).
-bool amx_faster_than_int8(const DotRates& r);
 MatmulIsa best_isa();
 
 // Whether a prefill GEMM of t's weights at `precision` runs the bf16 kernels (where they exist for
@@ -56,6 +54,9 @@ MatmulIsa best_isa();
 bool bf16_gemm_taken(GemmPrecision precision, DType t);
 // ... and whether they can on `isa` here: the one condition matmul_with and prefill_arithmetic share.
 bool bf16_gemm_applies(MatmulIsa isa, GemmPrecision precision, DType t);
+// Whether a prompt of packed weights of type t (m >= kBf16MinRows) runs the AMX GEMM
+// (amx_bf16_packed_gemm) on `isa` at `precision`, not the int8 kernels: likewise shared.
+bool packed_gemm_on_amx(MatmulIsa isa, GemmPrecision precision, DType t);
 
 // Decode: m <= kGemvMaxM activation rows stream the weight once (matrix-vector).
 constexpr int64_t kGemvMaxM = kDecodeMaxRows;

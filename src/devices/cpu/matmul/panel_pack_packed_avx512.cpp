@@ -36,16 +36,9 @@ inline void store_pair(__m512i even, __m512i odd, __m512 scale, __m512i index, u
   _mm512_store_si512(dst, _mm512_permutexvar_epi16(index, (__m512i)_mm512_cvtne2ps_pbh(o, e)));
 }
 
-// Byte t (0..3) of every dword, as a signed level: Q8_0 stores value + 128.
-inline __m512i q8_level(__m512i v, int t) {
-  const __m512i s = _mm512_xor_si512(v, _mm512_set1_epi32(int(0x80808080u)));
-  switch (t) {
-    case 0: return _mm512_srai_epi32(_mm512_slli_epi32(s, 24), 24);
-    case 1: return _mm512_srai_epi32(_mm512_slli_epi32(s, 16), 24);
-    case 2: return _mm512_srai_epi32(_mm512_slli_epi32(s, 8), 24);
-    default: return _mm512_srai_epi32(s, 24);
-  }
-}
+// Byte t (0..3) of every dword of `s`, sign-extended: the level, where s holds Q8_0's stored bytes
+// (value + 128) XOR 0x80.
+inline __m512i q8_level(__m512i s, int t) { return _mm512_srai_epi32(_mm512_slli_epi32(s, 24 - 8 * t), 24); }
 
 // The four bits at `shift` of every dword, as the level (value - 8).
 inline __m512i q4_level(__m512i v, int shift) {
@@ -75,7 +68,7 @@ void group_to_panel(const PackedWeight& p, int64_t g, int64_t b0, int64_t b1, __
       }
     } else {  // Q8_0: dword j holds elements 4j..4j+3
       for (int j = 0; j < 8; ++j) {
-        const __m512i v = _mm512_load_si512(q + j);
+        const __m512i v = _mm512_xor_si512(_mm512_load_si512(q + j), _mm512_set1_epi32(int(0x80808080u)));
         store_pair(q8_level(v, 0), q8_level(v, 1), d, index, out + (2 * j) * kPairDwords);
         store_pair(q8_level(v, 2), q8_level(v, 3), d, index, out + (2 * j + 1) * kPairDwords);
       }
