@@ -714,17 +714,19 @@ TEST(MatmulApi, EveryBf16GemmOf16BitWeightsMatchesTheReference) {
   }
 }
 
-// The AMX GEMM of packed Q4_0 / Q8_0 weights, which kFastest takes for their prompts where
-// packed_prefill_on_amx(): within the bf16 bound of the fp64 reference across the tails of its
+// The AMX GEMM of packed weights (every packed type), which kFastest takes for their prompts
+// where packed_prefill_on_amx(): within the bf16 bound of the fp64 reference across the tails of its
 // blocking (weight rows past a 16-row group and a 32-row panel, views that start at the second
 // group, columns past a 512-column k block, activation rows past a 16-row tile), writing nothing
 // past y's rows; and through matmul, bitwise the path the rates name.
 TEST(MatmulApi, AmxGemmOfPackedWeightsMatchesTheReference) {
   if (!detail::amx_bf16_usable()) GTEST_SKIP() << "no usable AMX-BF16 here";
-  for (DType t : {DType::Q4_0, DType::Q8_0}) {
+  for (DType t : kPackedTypes) {
     const detail::GemmKernels* gemm = detail::amx_bf16_packed_gemm(t);
     ASSERT_NE(gemm, nullptr) << dtype_name(t);
-    for (int64_t cols : {int64_t(96), int64_t(1056)}) {
+    // One k block and a tail past the 512-column k block, in the type's whole blocks.
+    const int64_t block = dtype_traits(t).block_size;
+    for (int64_t cols : {std::max(int64_t(96), block), block == 32 ? int64_t(1056) : int64_t(1280)}) {
       for (int64_t rows : {int64_t(17), int64_t(70)}) {
         const TestWeight w = testing::make_weight(t, rows, cols, uint32_t(rows * 131 + cols), 2);
         const auto packed = pack_for_decode(pool(2), w.view());
@@ -774,7 +776,7 @@ TEST(MatmulApi, PrefillArithmeticNamesThePathMatmulTakes) {
   const GemmPrecision before = gemm_precision();
   for (GemmPrecision p : {GemmPrecision::kFastest, GemmPrecision::kFp32}) {
     set_gemm_precision(p);
-    for (DType t : {DType::F16, DType::BF16, DType::Q4_0, DType::Q8_0}) {
+    for (DType t : {DType::F16, DType::BF16, DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
       const TestWeight w = testing::make_weight(t, 64, 512, 31);
       const auto packed = decode_precision() == DecodePrecision::kInt8Activations ? pack_for_decode(pool(2), w.view())
                                                                                   : nullptr;

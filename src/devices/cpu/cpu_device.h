@@ -23,7 +23,7 @@ class CpuDevice final : public Device {
 
  private:
   void run(const OpCall& call);
-  // The decode copy of a Q4_0 / Q8_0 weight (packed_weight.h), made on its first decode matmul
+  // The decode copy of a block-quantized weight (packed_weight.h), made on its first matmul
   // and kept for the device's life; null where this CPU or type has no packed kernels.
   const cpu::PackedWeight* packed_for_decode(const Weight& w);
   // Rows [row_begin, row_end) of w as the matmul sees them (packed attached in int8 decode).

@@ -1,6 +1,6 @@
-// AMX-BF16 prefill GEMM for BF16 and F16 weights (and Q4_0 / Q8_0, below): the same arithmetic as the AVX-512 bf16 GEMM
-// (activations rounded to bf16, F16 weights rounded to bf16, products summed in fp32), on the
-// tile unit.
+// AMX-BF16 prefill GEMM for BF16 and F16 weights (and the packed block types, below): the same
+// arithmetic as the AVX-512 bf16 GEMM (activations rounded to bf16, F16 weights rounded to bf16,
+// products summed in fp32), on the tile unit.
 //
 // Why: one tdpbf16ps multiplies a 16 x 32 bf16 tile by a 32 x 16 one into 16 x 16 fp32 sums,
 // 8192 MACs. Timed by dot_rates.cpp on an Emerald Rapids core (Xeon family 6 model 207): 510
@@ -21,8 +21,9 @@
 // directly; with the configuration once per thread, that made the F16 GEMM ~9% faster (medians
 // of 9 alternating runs of matmul_bench on the Emerald Rapids above).
 //
-// Q4_0 / Q8_0 prompts run here too (kPacked, chosen by packed_prefill_on_amx()), from panels of
-// their packed decode copy (panel_pack_packed_avx512.cpp).
+// Prompts of the packed block types (Q4_0 ... Q8_0, the K-quants, IQ4) run here too (kPacked,
+// chosen by packed_prefill_on_amx()), from panels of their packed decode copy
+// (panel_pack_packed_avx512.cpp).
 #include <immintrin.h>
 
 #include "devices/cpu/matmul/amx_tile_config.h"
@@ -134,7 +135,7 @@ void release_tiles() { _tile_release(); }
 // call; 256 measured 10% slower), nc = 256 (a 256 KiB panel in L2); k_align = 32, one tile row.
 constexpr GemmKernels kPlain{kMR, kNR, 512, 256, kTileCols, 2, 2, false, pack_x, avx512::pack_panel_bf16, micro,
                              configure_tiles, release_tiles};
-// Q4_0 / Q8_0 from their packed copy: values (level x scale) rounded to bf16 in the same panel.
+// Packed block types from their packed copy: dequantized values rounded to bf16 in the same panel.
 constexpr GemmKernels kPacked{kMR, kNR, 512, 256, kTileCols, 2, 2, false, pack_x, avx512::pack_panel_packed_bf16, micro,
                               configure_tiles, release_tiles};
 
@@ -149,7 +150,21 @@ const GemmKernels* amx_bf16_gemm(DType t) {
 }
 
 const GemmKernels* amx_bf16_packed_gemm(DType t) {
-  return t == DType::Q4_0 || t == DType::Q8_0 ? &kPacked : nullptr;
+  switch (t) {  // every type pack_for_decode packs (panel_pack_packed_avx512.cpp reads each)
+    case DType::Q4_0:
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::Q8_0:
+    case DType::IQ4_NL:
+    case DType::Q2_K:
+    case DType::Q3_K:
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K:
+    case DType::IQ4_XS: return &kPacked;
+    default: return nullptr;
+  }
 }
 
 }  // namespace tandem::cpu::detail

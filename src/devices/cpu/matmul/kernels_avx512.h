@@ -15,8 +15,9 @@ void pack_panel_f32(const WeightView& w, int64_t r0, int rows, int64_t k0, int64
 // BF16 weights are copied; Q8_0 / Q4_0 store their integer levels (exact in bf16) and write the
 // block scales as fp32: scales[(k/32)*32 + r].
 void pack_panel_bf16(const WeightView& w, int64_t r0, int rows, int64_t k0, int64_t kc, void* panel, float* scales);
-// The same bf16 panel from a Q4_0 / Q8_0 weight's packed copy (w.packed, rows from w.packed_row0 +
-// r0), each value its level times its block scale rounded to bf16 (no separate scales).
+// The same bf16 panel from a block-quantized weight's packed copy (w.packed, rows from
+// w.packed_row0 + r0; any type amx_bf16_packed_gemm admits), each value dequantized and rounded
+// to bf16 (no separate scales).
 void pack_panel_packed_bf16(const WeightView& w, int64_t r0, int rows, int64_t k0, int64_t kc, void* panel,
                             float* scales);
 

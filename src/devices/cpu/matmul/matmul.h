@@ -88,7 +88,7 @@ const char* matmul_isa();
 //                     fp32 FMAs (prefill_dot_rates(); AMD Zen 4 yes; Intel Emerald Rapids only
 //                     on AMX tiles: there vdpbf16ps issues at a quarter of the FMA rate), else
 //                     fp32. Packed int8 weights (DecodePrecision) run their int8 kernels under
-//                     both reduced modes, except Q4_0 / Q8_0 under kFastest where
+//                     both reduced modes, except under kFastest where
 //                     packed_prefill_on_amx() (AMX tiles, bf16).
 // Decode (small m) and f32 weights always use fp32.
 // The default is kFastest; TANDEM_MATMUL_PRECISION=fp32 forces kFp32 (the oracle), =bf16 forces
@@ -112,11 +112,11 @@ const DotRates& prefill_dot_rates();
 // the fp32 FMA rate (below that the speed would not pay for the rounded activations).
 bool bf16_gemm_preferred(DType t);
 // Whether kFastest runs the prefill of packed weights of type t (WeightView::packed) on the AMX
-// tiles: AMX usable, t one of Q4_0 / Q8_0 (the types the tile GEMM decodes), and the tile rate over
-// 1.25x the int8 dot rate of the kernels it replaces. It then rounds activations and weights
-// (level x block scale) to bf16 -- the F16 arithmetic of kBf16Activations below -- instead of
-// quantizing activations to int8: at most 2^-8 of |x|.|w| against int8's 2^-8 of the activation
-// block's largest |x| times |w|.
+// tiles: AMX usable, t a packed block type (Q4_0 ... Q8_0, the K-quants, IQ4: those the tile GEMM
+// decodes), and the tile rate over 1.25x the int8 dot rate of the kernels it replaces. It then
+// rounds activations and the dequantized weights to bf16 -- the F16 arithmetic of
+// kBf16Activations below -- instead of quantizing activations to int8: at most 2^-8 of |x|.|w|
+// against int8's 2^-8 of the activation block's largest |x| times |w|.
 bool packed_prefill_on_amx(DType t);
 // "amx-bf16", "bf16", "int8" or "fp32": what a prompt's GEMM (m >= kBf16MinRows) of weights of
 // type t computes here at the current gemm_precision() and decode_precision(), with the packed

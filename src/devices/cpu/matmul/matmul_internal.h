@@ -131,7 +131,7 @@ const GemmKernels* avx512_bf16_gemm(DType t);
 // amx_bf16_usable().
 const GemmKernels* amx_bf16_gemm(DType t);
 // The AMX-BF16 GEMM of weights with a packed copy (WeightView::packed) of type t, which it reads;
-// null for types it does not decode (all but Q4_0 and Q8_0).
+// null for types it does not decode (any type pack_for_decode does not pack).
 const GemmKernels* amx_bf16_packed_gemm(DType t);
 // The bf16 GEMM matmul_with runs for t: AMX where usable and it has t, else AVX-512; null where
 // neither has t.
