@@ -134,15 +134,32 @@ void scale_inplace(float* x, int64_t count, float s) {
   for (int64_t i = 0; i < count; ++i) x[i] *= s;
 }
 
+// Sixteen running maxima and sums, folded at the end: one running value is an ordered
+// reduction, which the compiler may not reorder into vector lanes -- the loop over a prompt's
+// attention scores then ran one exp at a time (a third of a 512-token prompt's time at depth 2048).
 TANDEM_VECTOR_CLONES
 void softmax_row(float* row, int64_t valid, int64_t len) {
+  constexpr int kLanes = 16;
+  float lane_max[kLanes], lane_sum[kLanes] = {};
+  for (int j = 0; j < kLanes; ++j) lane_max[j] = -INFINITY;
+  int64_t i = 0;
+  for (; i + kLanes <= valid; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) lane_max[j] = std::max(lane_max[j], row[i + j]);
   float mx = -INFINITY;
-  for (int64_t i = 0; i < valid; ++i) mx = std::max(mx, row[i]);
+  for (; i < valid; ++i) mx = std::max(mx, row[i]);
+  for (int j = 0; j < kLanes; ++j) mx = std::max(mx, lane_max[j]);
+  for (i = 0; i + kLanes <= valid; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) {
+      row[i + j] = exp_approx(row[i + j] - mx);
+      lane_sum[j] += row[i + j];
+    }
+  }
   float sum = 0.0f;
-  for (int64_t i = 0; i < valid; ++i) {
+  for (; i < valid; ++i) {
     row[i] = exp_approx(row[i] - mx);
     sum += row[i];
   }
+  for (int j = 0; j < kLanes; ++j) sum += lane_sum[j];
   const float inv = 1.0f / sum;
   for (int64_t i = 0; i < valid; ++i) row[i] *= inv;
   for (int64_t i = valid; i < len; ++i) row[i] = 0.0f;
