@@ -31,8 +31,7 @@ TEST(CpuSoftmax, MatchesTheReferenceWhereverTheMaximumLies) {
       for (int64_t i = 0; i < valid; ++i) sum += want[size_t(i)] = std::exp(double(row[size_t(i)]) - mx);
       cpu::softmax_row(row.data(), valid, len);
       const std::string at = "valid " + std::to_string(valid) + " peak " + std::to_string(peak);
-      for (int64_t i = 0; i < valid; ++i)
-        ASSERT_NEAR(row[size_t(i)], want[size_t(i)] / sum, 1e-6) << at << " at " << i;
+      for (int64_t i = 0; i < valid; ++i) ASSERT_NEAR(row[size_t(i)], want[size_t(i)] / sum, 1e-6) << at << " at " << i;
       for (int64_t i = valid; i < len; ++i) ASSERT_EQ(row[size_t(i)], 0.0f) << at << " past the valid ones";
     }
   }

@@ -715,8 +715,8 @@ TEST(MatmulApi, EveryBf16GemmOf16BitWeightsMatchesTheReference) {
 }
 
 // The AMX GEMM of packed weights (every packed type), which kFastest takes for their prompts
-// where packed_prefill_on_amx(): within the bf16 bound of the fp64 reference across the tails of its
-// blocking (weight rows past a 16-row group and a 32-row panel, views that start at the second
+// where packed_prefill_on_amx(): within the bf16 bound of the fp64 reference across the tails of
+// its blocking (weight rows past a 16-row group and a 32-row panel, views that start at the second
 // group, columns past a 512-column k block, activation rows past a 16-row tile), writing nothing
 // past y's rows; and through matmul, bitwise the path the rates name.
 TEST(MatmulApi, AmxGemmOfPackedWeightsMatchesTheReference) {

@@ -57,6 +57,8 @@ inline void unpack_four_bits(const __m512i* qs, __m512i (&v)[8]) {
   }
 }
 
+inline __m512 negated(__m512 x) { return _mm512_sub_ps(_mm512_setzero_ps(), x); }
+
 // The same map for both halves.
 inline void one_map(Block& k, __m512 a, __m512 c) {
   k.a[0] = k.a[1] = a;
@@ -105,7 +107,7 @@ struct BlockReader {
         const __m512 d = fp16x16(super + sb * 16), dmin = fp16x16(super + (supers + sb) * 16);
         for (int h = 0; h < 2; ++h) {
           k.a[h] = _mm512_mul_ps(d, u8x16(m + 16 * h));
-          k.c[h] = _mm512_mul_ps(_mm512_set1_ps(-1.0f), _mm512_mul_ps(dmin, u8x16(m + 32 + 16 * h)));
+          k.c[h] = negated(_mm512_mul_ps(dmin, u8x16(m + 32 + 16 * h)));
         }
         return;
       }
@@ -132,8 +134,7 @@ struct BlockReader {
           int8::unpack_five_bits(q, k.v);
         }
         const __m512 d = fp16x16(super + sb * 16), dmin = fp16x16(super + (supers + sb) * 16);
-        return one_map(k, _mm512_mul_ps(d, u8x16(m)),
-                       _mm512_mul_ps(_mm512_set1_ps(-1.0f), _mm512_mul_ps(dmin, u8x16(m + 16))));
+        return one_map(k, _mm512_mul_ps(d, u8x16(m)), negated(_mm512_mul_ps(dmin, u8x16(m + 16))));
       }
       case DType::IQ4_XS: {  // d sc (u - 128), u the IQ4 level + 128
         int8::unpack_levels(q, iq4_levels, k.v);
@@ -168,7 +169,7 @@ void group_to_panel(const PackedWeight& p, int64_t g, int64_t b0, int64_t b1, __
     for (int h = 0; h < 2; ++h) {
       const __m512 a = _mm512_maskz_mov_ps(lanes, k.a[h]), c = _mm512_maskz_mov_ps(lanes, k.c[h]);
       for (int j = 0; j < 4; ++j) {
-        // Dword j of half h: elements 16h + 4j .. 16h + 4j + 3, column pairs 8h + 2j and 8h + 2j + 1.
+        // Dword j of half h: elements 16h + 4j .. +3, column pairs 8h + 2j and 8h + 2j + 1.
         const __m512i v = k.v[4 * h + j];
         uint32_t* pair = out + (8 * h + 2 * j) * kPairDwords;
         store_pair(code(v, 0), code(v, 1), a, c, index, pair);
