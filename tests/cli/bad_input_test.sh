@@ -176,6 +176,10 @@ case_in "file changed in use"
 long_run() {  # long_run OUT ERR ARGS...: a long generation in the background; waits for its first token
   # Text, not --ids: each token is written as it comes, so OUT fills once generation has begun.
   local out=$1 err=$2; shift 2
+  # Emptied first: a file left non-empty by an earlier run would pass the wait below before the new
+  # run truncates it (the redirection happens in the child), and the signal would then land while
+  # the run is still loading -- before it handles signals (seen under ASan: killed, output empty).
+  : >"$out"
   "$TANDEM" run --prompt-ids "1 2 3" -n 1000000 -c 1000100 --temp 0 --ignore-eos -t 1 "$@" >"$out" 2>"$err" &
   pid=$!
   for _ in $(seq 1 600); do [ -s "$out" ] || ! kill -0 $pid 2>/dev/null && break; sleep 0.05; done
@@ -215,7 +219,10 @@ holds "run SIGTERM: the tokens so far printed, whole" ends_cleanly "$WORK/s.out"
 mkdir -p "$WORK/gm"
 "$TANDEM" gen-model --preset tinyllama-1.1b --type q4_0 -t 1 -o "$WORK/gm/big.gguf" >/dev/null 2>&1 &
 pid=$!
-sleep 1; kill -INT $pid; finish; rc=$?
+# Signalled once its temporary file exists (it is writing), not after a fixed time: a slow start
+# (a sanitizer build on a busy machine) would otherwise meet the signal before its handler.
+for _ in $(seq 1 600); do [ -n "$(ls -A "$WORK/gm")" ] || ! kill -0 $pid 2>/dev/null && break; sleep 0.05; done
+kill -INT $pid; finish; rc=$?
 holds "gen-model SIGINT: exit 130" [ "$rc" -eq 130 ]
 holds "gen-model SIGINT: no file, no temporary" [ -z "$(ls -A "$WORK/gm")" ]
 
