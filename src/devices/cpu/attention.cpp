@@ -61,7 +61,7 @@ namespace {
 // Per-thread buffers of the typed-cache attention, grown on demand and kept.
 struct PagesScratch {
   std::vector<float> queries, scores, out, values_t, rows;
-  std::vector<uint16_t> values_t16;
+  std::vector<uint16_t> values_t16, rows16;
 };
 template <class T>
 T* grown(std::vector<T>& v, size_t n) {
@@ -72,40 +72,34 @@ T* grown(std::vector<T>& v, size_t n) {
 // Scores held per pass (floats, 8 MiB): long chunks run in passes of fewer query rows.
 constexpr int64_t kScoreBudget = int64_t(1) << 21;
 // Rows of probabilities up to which values are summed straight from the cache (weighted_row_sum,
-// which decodes each value row once per call); beyond, the values are decoded and transposed once
-// into fp32 and the product is a GEMM.
+// which decodes each value row once per call); beyond, the values are transposed once (see
+// transpose_values) and the product is a GEMM.
 constexpr int64_t kRowSumMaxRows = 16;
 
-// vt[d * ld + j] = value j's element d, for j < n_kv: one head's values, dequantized, transposed.
-void transpose_values(const WeightView& values, int64_t n_kv, float* vt, int64_t ld, std::vector<float>& rows) {
-  constexpr int64_t kTile = 16;  // rows per tile: each d writes 64 contiguous bytes
-  const int64_t hd = values.cols;
-  float* tile = grown(rows, size_t(kTile * hd));
-  for (int64_t j0 = 0; j0 < n_kv; j0 += kTile) {
-    const int64_t nt = std::min(kTile, n_kv - j0);
-    for (int64_t j = 0; j < nt; ++j) dequantize_row(values, j0 + j, tile + j * hd);
-    for (int64_t d = 0; d < hd; ++d)
-      for (int64_t j = 0; j < nt; ++j) vt[d * ld + j0 + j] = tile[j * hd + d];
-  }
+// Value row j of the head as the transposition keeps it: dequantized to fp32, or an f16 cache's
+// f16 bits as they are.
+void load_value_row(const WeightView& values, int64_t j, float* out) { dequantize_row(values, j, out); }
+void load_value_row(const WeightView& values, int64_t j, uint16_t* out) {
+  std::memcpy(out, static_cast<const char*>(values.data) + size_t(j) * values.row_bytes,
+              size_t(values.cols) * sizeof(uint16_t));
 }
 
-// The same for an f16 cache, keeping the values' f16 bits: the product is then a GEMM of F16
+// vt[d * ld + j] = value j's element d, for j < n_kv: one head's values, transposed. T = float
+// for any cache type; T = uint16_t keeps an f16 cache's f16 bits, so the product is a GEMM of F16
 // weights, which takes the AMX tiles (or the bf16 GEMM) where kFastest takes them for F16 weights,
 // as the keys' product does -- in fp32 it was a sixth of a 512-token prompt's time at depth 2048
 // (Emerald Rapids). The values are exact in f16, so only the probabilities are rounded (to bf16,
 // as the queries are for the keys' product and every prompt activation for F16 weights).
-void transpose_f16_values(const WeightView& values, int64_t n_kv, uint16_t* vt, int64_t ld) {
-  constexpr int64_t kTile = 16;
+template <class T>
+void transpose_values(const WeightView& values, int64_t n_kv, T* vt, int64_t ld, std::vector<T>& rows) {
+  constexpr int64_t kTile = 16;  // rows per tile: each d writes 16 contiguous elements
   const int64_t hd = values.cols;
-  const char* base = static_cast<const char*>(values.data);
+  T* tile = grown(rows, size_t(kTile * hd));
   for (int64_t j0 = 0; j0 < n_kv; j0 += kTile) {
     const int64_t nt = std::min(kTile, n_kv - j0);
+    for (int64_t j = 0; j < nt; ++j) load_value_row(values, j0 + j, tile + j * hd);
     for (int64_t d = 0; d < hd; ++d)
-      for (int64_t j = 0; j < nt; ++j) {
-        uint16_t h;
-        std::memcpy(&h, base + size_t(j0 + j) * values.row_bytes + size_t(d) * 2, 2);
-        vt[d * ld + j0 + j] = h;
-      }
+      for (int64_t j = 0; j < nt; ++j) vt[d * ld + j0 + j] = tile[j * hd + d];
   }
 }
 
@@ -138,7 +132,7 @@ void attention_pages(ThreadPool& pool, const float* q, int64_t ldq, const KvGeom
       WeightView values_t;
       if (gemm_values && gv.type == DType::F16) {
         uint16_t* vt = grown(s.values_t16, size_t(hd * unit_kv));
-        transpose_f16_values(values, unit_kv, vt, unit_kv);
+        transpose_values(values, unit_kv, vt, unit_kv, s.rows16);
         values_t = WeightView{DType::F16, vt, hd, unit_kv, size_t(unit_kv) * sizeof(uint16_t)};
       } else if (gemm_values) {
         float* vt = grown(s.values_t, size_t(hd * unit_kv));
