@@ -134,21 +134,19 @@ void scale_inplace(float* x, int64_t count, float s) {
   for (int64_t i = 0; i < count; ++i) x[i] *= s;
 }
 
-// Sixteen running maxima and sums, folded at the end: one running value is an ordered
-// reduction, which the compiler may not reorder into vector lanes -- the loop over a prompt's
-// attention scores then ran one exp at a time (a third of a 512-token prompt's time at depth 2048).
+// A float maximum or sum kept in one running value is an ordered reduction, which the compiler may
+// not split into vector lanes: the loop over a prompt's attention scores then ran one exp at a time
+// (a third of a 512-token prompt's time at depth 2048). The maximum is an `omp simd` reduction
+// (the order of a maximum does not change it) and the sum sixteen running lanes, folded at the end.
 TANDEM_VECTOR_CLONES
 void softmax_row(float* row, int64_t valid, int64_t len) {
   constexpr int kLanes = 16;
-  float lane_max[kLanes], lane_sum[kLanes] = {};
-  for (int j = 0; j < kLanes; ++j) lane_max[j] = -INFINITY;
-  int64_t i = 0;
-  for (; i + kLanes <= valid; i += kLanes)
-    for (int j = 0; j < kLanes; ++j) lane_max[j] = std::max(lane_max[j], row[i + j]);
+  float lane_sum[kLanes] = {};
   float mx = -INFINITY;
-  for (; i < valid; ++i) mx = std::max(mx, row[i]);
-  for (int j = 0; j < kLanes; ++j) mx = std::max(mx, lane_max[j]);
-  for (i = 0; i + kLanes <= valid; i += kLanes) {
+#pragma omp simd reduction(max : mx)
+  for (int64_t i = 0; i < valid; ++i) mx = mx > row[i] ? mx : row[i];  // maxps's operand order
+  int64_t i = 0;
+  for (; i + kLanes <= valid; i += kLanes) {
     for (int j = 0; j < kLanes; ++j) {
       row[i + j] = exp_approx(row[i + j] - mx);
       lane_sum[j] += row[i + j];

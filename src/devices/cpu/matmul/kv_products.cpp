@@ -7,12 +7,15 @@
 #include <vector>
 
 #include "core/cpu_features.h"
+#include "devices/cpu/matmul/matmul_internal.h"
 
 namespace tandem::cpu {
 namespace detail {
 
 #if defined(__aarch64__)
 extern const KvFp16Kernels kNeonFp16Kv;
+#else
+extern const KvFp16Kernels kAvx512WideKv;
 #endif
 
 const KvFp16Kernels* kv_fp16_kernels() {
@@ -20,6 +23,18 @@ const KvFp16Kernels* kv_fp16_kernels() {
   if (cpu_features().fp16_arith) return &kNeonFp16Kv;
 #endif
   return nullptr;
+}
+
+const KvFp16Kernels* kv_wide_kernels() {
+#if !defined(__aarch64__)
+  if (best_isa() == MatmulIsa::kAvx512) return &kAvx512WideKv;
+#endif
+  return nullptr;
+}
+
+bool kv_wide_applies(const WeightView& w, int64_t m) {
+  return w.type == DType::F16 && w.cols % 16 == 0 && w.cols <= kKvWideMaxCols && m <= kKvWideMaxQueryRows &&
+         kv_wide_kernels();
 }
 
 namespace {
@@ -59,6 +74,10 @@ void key_scores_with(bool fp16, ThreadPool& pool, const WeightView& keys, const 
     kv_fp16_kernels()->scores(fp16_args(keys, q, m, ldq, scales, y, ldy));
     return;
   }
+  if (!fp16 && kv_wide_applies(keys, m)) {
+    kv_wide_kernels()->scores(fp16_args(keys, q, m, ldq, scales, y, ldy));
+    return;
+  }
   matmul(pool, keys, q, m, ldq, y, ldy);
 }
 
@@ -67,6 +86,10 @@ void value_sums_with(bool fp16, const WeightView& values, const float* p, int64_
   thread_local std::vector<float> scales;
   if (fp16 && row_scales(p, m, values.rows, ldp, scales)) {
     kv_fp16_kernels()->sums(fp16_args(values, p, m, ldp, scales, y, ldy));
+    return;
+  }
+  if (!fp16 && kv_wide_applies(values, m)) {
+    kv_wide_kernels()->sums(fp16_args(values, p, m, ldp, scales, y, ldy));
     return;
   }
   weighted_row_sum(values, p, m, ldp, y, ldy);

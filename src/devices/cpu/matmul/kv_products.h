@@ -14,7 +14,10 @@
 // Scores take fp16 for up to kKvFp16MaxQueryRows query rows (decode: one token's query heads
 // sharing the KV head); more rows (prefill) go to the fp32 GEMM, which reuses each loaded key
 // across a register tile of queries. Elsewhere (other types, other CPUs, the oracle) both are the
-// matmul kernels in fp32.
+// matmul kernels in fp32 -- except on x86 with AVX-512, where decode (a few query rows) over an f16
+// cache takes kernels made for it (kv_f16_avx512.cpp, kv_wide_kernels): still fp32 arithmetic on
+// exactly widened values, in 16-row blocks, with one transposing reduction per 16 scores instead
+// of one per score.
 #pragma once
 
 #include <cstdint>
@@ -57,6 +60,14 @@ struct KvFp16Kernels {
 };
 // The fp16 kernels where this CPU runs them (aarch64 with asimdhp), else null.
 const KvFp16Kernels* kv_fp16_kernels();
+// Decode kernels in fp32 arithmetic over an f16 cache, each cached value widened exactly (scale is
+// not read): where the AVX-512 kernels run (best_isa() is avx512), else null. Scores take up to
+// kKvWideMaxQueryRows query rows; both take heads of cols % 16 == 0, cols <= kKvWideMaxCols. The
+// fp32 path (other shapes, other CPUs) is the matmul kernels.
+const KvFp16Kernels* kv_wide_kernels();
+constexpr int64_t kKvWideMaxQueryRows = 16;
+constexpr int64_t kKvWideMaxCols = 256;
+bool kv_wide_applies(const WeightView& w, int64_t m);
 // key_scores / value_sums on an explicit arithmetic (tests): fp16 needs kv_fp16_kernels().
 void key_scores_with(bool fp16, ThreadPool& pool, const WeightView& keys, const float* q, int64_t m, int64_t ldq,
                      float* y, int64_t ldy);
