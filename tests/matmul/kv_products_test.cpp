@@ -144,57 +144,64 @@ TEST(KvProducts, Fp16RunsThatOverflowAreRedoneInFp32) {
   }
 }
 
-// The AVX-512 decode kernels (fp32 arithmetic, f16 widened exactly) against the fp64 reference:
-// query rows up to kKvWideMaxQueryRows, cache rows past whole 16-row blocks and the four blocks the
-// kernels prefetch ahead, heads of 1..16 column chunks, cache rows a token-major stride apart.
+// The AVX-512 decode kernels (fp32 arithmetic, cached values widened exactly) against the fp64
+// reference, over f16 and q8_0 caches: query rows up to kKvWideMaxQueryRows, cache rows past whole
+// 16-row blocks and the four blocks the kernels prefetch ahead, heads of 1..16 column chunks, cache
+// rows a token-major stride apart.
 TEST(KvProducts, WideKernelsMatchTheReference) {
   if (!detail::kv_wide_kernels()) GTEST_SKIP() << "no AVX-512 decode kernels on this CPU";
   constexpr Shape kWide[] = {{1, 37, 64}, {8, 4097, 64}, {7, 16, 128}, {16, 95, 64}, {3, 70, 16}, {5, 33, 256},
                              {12, 50, 96}, {2, 1, 80}};
-  for (const Shape& s : kWide) {
-    SCOPED_TRACE("m " + std::to_string(s.m) + " rows " + std::to_string(s.rows) + " cols " + std::to_string(s.cols));
-    // Token-major: the head's row is one of four in a token's row.
-    const int64_t stride = 4 * s.cols;
-    const TestWeight keys = testing::make_weight(DType::F16, s.rows, stride, 31, 16);
-    WeightView head = keys.view();
-    head.data = static_cast<const uint16_t*>(head.data) + s.cols;  // the second head
-    head.cols = s.cols;
-    const int64_t ldq = s.cols + 3, ldy = s.rows + 4;
-    const std::vector<float> q = testing::make_activations(s.m, s.cols, ldq, 32);
-    std::vector<float> y(size_t(s.m * ldy), -7.0f);
-    detail::key_scores_with(false, one_thread(), head, q.data(), s.m, ldq, y.data(), ldy);
-    const auto cached = [&](int64_t r, int64_t c) { return double(keys.values[r * stride + s.cols + c]); };
-    for (int64_t i = 0; i < s.m; ++i) {
-      for (int64_t r = 0; r < s.rows; ++r) {
-        double ref = 0, scale = 0;
-        for (int64_t c = 0; c < s.cols; ++c) {
-          ref += double(q[i * ldq + c]) * cached(r, c);
-          scale += std::fabs(double(q[i * ldq + c]) * cached(r, c));
-        }
-        // fp32 products and sums over at most 256 columns: well inside 64 roundings.
-        ASSERT_NEAR(y[i * ldy + r], ref, 64 * 0x1p-24 * scale + 1e-30) << "score " << i << ", " << r;
-      }
-      for (int64_t r = s.rows; r < ldy; ++r) ASSERT_EQ(y[i * ldy + r], -7.0f) << "padding of score row " << i;
-    }
-    // Sums add into y, whose padding stays.
-    const int64_t ldp = s.rows + 5, ldo = s.cols + 2;
-    const std::vector<float> p = make_probabilities(s.m, s.rows, ldp, 33);
-    std::vector<float> out(size_t(s.m * ldo), -7.0f);
-    for (int64_t i = 0; i < s.m; ++i)
-      for (int64_t c = 0; c < s.cols; ++c) out[i * ldo + c] = 0.25f * float((i + c) % 5);
-    const std::vector<float> out0 = out;
-    detail::value_sums_with(false, head, p.data(), s.m, ldp, out.data(), ldo);
-    for (int64_t i = 0; i < s.m; ++i) {
-      for (int64_t c = 0; c < s.cols; ++c) {
-        double ref = out0[i * ldo + c], scale = std::fabs(ref);
+  for (const DType type : {DType::F16, DType::Q8_0}) {
+    for (const Shape& s : kWide) {
+      if (type == DType::Q8_0 && s.cols % 32 != 0) continue;  // q8_0 heads are whole blocks
+      SCOPED_TRACE(std::string(dtype_name(type)) + " m " + std::to_string(s.m) + " rows " + std::to_string(s.rows) +
+                   " cols " + std::to_string(s.cols));
+      // Token-major: the head's row is the second of four in a token's row.
+      const int64_t stride = 4 * s.cols;
+      const TestWeight cache = testing::make_weight(type, s.rows, stride, 31, 16);
+      WeightView head = cache.view();
+      head.data = static_cast<const uint8_t*>(head.data) + row_bytes(type, s.cols);
+      head.cols = s.cols;
+      ASSERT_TRUE(detail::kv_wide_applies(head, s.m));
+      const auto cached = [&](int64_t r, int64_t c) { return cache.values[size_t(r * stride + s.cols + c)]; };
+      const int64_t ldq = s.cols + 3, ldy = s.rows + 4;
+      const std::vector<float> q = testing::make_activations(s.m, s.cols, ldq, 32);
+      std::vector<float> y(size_t(s.m * ldy), -7.0f);
+      detail::key_scores_with(false, one_thread(), head, q.data(), s.m, ldq, y.data(), ldy);
+      for (int64_t i = 0; i < s.m; ++i) {
         for (int64_t r = 0; r < s.rows; ++r) {
-          ref += double(p[i * ldp + r]) * cached(r, c);
-          scale += std::fabs(double(p[i * ldp + r]) * cached(r, c));
+          double ref = 0, scale = 0;
+          for (int64_t c = 0; c < s.cols; ++c) {
+            ref += double(q[i * ldq + c]) * cached(r, c);
+            scale += std::fabs(double(q[i * ldq + c]) * cached(r, c));
+          }
+          // fp32 products and sums over at most 256 columns: well inside 64 roundings.
+          ASSERT_NEAR(y[i * ldy + r], ref, 64 * 0x1p-24 * scale + 1e-30) << "score " << i << ", " << r;
         }
-        // fp32 sums over up to 4097 rows: a relative bound of rows x 2^-24 of the summed |terms|.
-        ASSERT_NEAR(out[i * ldo + c], ref, double(s.rows + 2) * 0x1p-24 * scale + 1e-30) << "sum " << i << ", " << c;
+        for (int64_t r = s.rows; r < ldy; ++r) ASSERT_EQ(y[i * ldy + r], -7.0f) << "padding of score row " << i;
       }
-      for (int64_t c = s.cols; c < ldo; ++c) ASSERT_EQ(out[i * ldo + c], -7.0f) << "padding of sum row " << i;
+      // Sums add into y, whose padding stays.
+      const int64_t ldp = s.rows + 5, ldo = s.cols + 2;
+      const std::vector<float> p = make_probabilities(s.m, s.rows, ldp, 33);
+      std::vector<float> out(size_t(s.m * ldo), -7.0f);
+      for (int64_t i = 0; i < s.m; ++i)
+        for (int64_t c = 0; c < s.cols; ++c) out[i * ldo + c] = 0.25f * float((i + c) % 5);
+      const std::vector<float> out0 = out;
+      detail::value_sums_with(false, head, p.data(), s.m, ldp, out.data(), ldo);
+      for (int64_t i = 0; i < s.m; ++i) {
+        for (int64_t c = 0; c < s.cols; ++c) {
+          double ref = out0[i * ldo + c], scale = std::fabs(ref);
+          for (int64_t r = 0; r < s.rows; ++r) {
+            ref += double(p[i * ldp + r]) * cached(r, c);
+            scale += std::fabs(double(p[i * ldp + r]) * cached(r, c));
+          }
+          // fp32 sums over up to 4097 rows: a relative bound of rows x 2^-24 of the summed |terms|.
+          ASSERT_NEAR(out[i * ldo + c], ref, double(s.rows + 2) * 0x1p-24 * scale + 1e-30)
+              << "sum " << i << ", " << c;
+        }
+        for (int64_t c = s.cols; c < ldo; ++c) ASSERT_EQ(out[i * ldo + c], -7.0f) << "padding of sum row " << i;
+      }
     }
   }
 }

@@ -1,5 +1,5 @@
-// AVX-512 decode attention over an f16 KV cache (kv_products.h): fp32 arithmetic, every cached
-// f16 widened exactly, for the few query rows of one token's heads sharing a KV head.
+// AVX-512 decode attention over an f16 or q8_0 KV cache (kv_products.h): fp32 arithmetic, every
+// cached value widened exactly, for the few query rows of one token's heads sharing a KV head.
 //
 // Why not the matmul kernels: a head's cache rows are short (64 f16 = 128 bytes for most models)
 // and a fixed stride apart. The decode matvec (gemv_tile) reduces every query x key product across
@@ -15,6 +15,7 @@
 //   * Sums: output rows in groups whose accumulators (up to 16 vectors) stay in registers across
 //     the block; each probability is broadcast once and multiplies a row's whole head.
 #include <algorithm>
+#include <utility>
 
 #include "devices/cpu/matmul/kv_products.h"
 #include "devices/cpu/matmul/simd_avx512.h"
@@ -26,16 +27,34 @@ constexpr int64_t kBlockRows = 16;
 constexpr int64_t kPrefetchBlocks = 4;  // 64 rows: several DRAM latencies of work ahead
 constexpr int64_t kMaxChunks = kKvWideMaxCols / 16;
 
+// Bytes of one head's row: C x 16 columns of f16, or q8_0 blocks of 32 (C even).
+template <int C, DType T>
+constexpr int64_t kRowDataBytes = T == DType::F16 ? C * 32 : C / 2 * int64_t(sizeof(BlockQ8_0));
+
 // Rows [r0, r0 + n) of the cache (C x 16 columns), widened to fp32 into buf (kBlockRows x C x 16,
-// row-major); the rows kPrefetchBlocks blocks ahead are prefetched. Missing rows are zeros.
-template <int C>
-void widen_block(const KvFp16Args& a, int64_t r0, int64_t n, float* buf) {
-  const uint16_t* row = a.kv + r0 * a.row_stride;
-  const int64_t ahead = kPrefetchBlocks * kBlockRows * a.row_stride;
-  for (int64_t j = 0; j < n; ++j, row += a.row_stride) {
-    for (int off = 0; off < C * 32; off += 64)
-      _mm_prefetch(reinterpret_cast<const char*>(row + ahead) + off, _MM_HINT_T0);
-    for (int c = 0; c < C; ++c) _mm512_store_ps(buf + j * C * 16 + c * 16, load_f16(row + c * 16));
+// row-major): f16 exactly; q8_0 as its dequantization d * q, exact in fp32 (11 x 8 significant
+// bits). The rows kPrefetchBlocks blocks ahead are prefetched. Missing rows are zeros.
+template <int C, DType T>
+void widen_block(const KvWideArgs& a, int64_t r0, int64_t n, float* buf) {
+  const uint8_t* row = a.kv + r0 * a.row_bytes;
+  const int64_t ahead = kPrefetchBlocks * kBlockRows * a.row_bytes;
+  for (int64_t j = 0; j < n; ++j, row += a.row_bytes) {
+    for (int64_t off = 0; off < kRowDataBytes<C, T>; off += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(row + ahead + off), _MM_HINT_T0);
+    float* out = buf + j * C * 16;
+    if constexpr (T == DType::F16) {
+      const uint16_t* h = reinterpret_cast<const uint16_t*>(row);
+      for (int c = 0; c < C; ++c) _mm512_store_ps(out + c * 16, load_f16(h + c * 16));
+    } else {
+      const BlockQ8_0* b = reinterpret_cast<const BlockQ8_0*>(row);
+      for (int c = 0; c < C / 2; ++c) {
+        const __m512 d = _mm512_set1_ps(fp16_scale(b[c].d));
+        __m512 lo, hi;
+        q8_levels(b + c, lo, hi);
+        _mm512_store_ps(out + c * 32, _mm512_mul_ps(lo, d));
+        _mm512_store_ps(out + c * 32 + 16, _mm512_mul_ps(hi, d));
+      }
+    }
   }
   for (int64_t j = n; j < kBlockRows; ++j)
     for (int c = 0; c < C; ++c) _mm512_store_ps(buf + j * C * 16 + c * 16, _mm512_setzero_ps());
@@ -62,12 +81,12 @@ void widen_block(const KvFp16Args& a, int64_t r0, int64_t n, float* buf) {
 }
 
 // y[i, r] = q_i . K_r for i < m, r < rows, over heads of C x 16 columns.
-template <int C>
-void wide_scores_of(const KvFp16Args& a) {
+template <int C, DType T>
+void wide_scores_of(const KvWideArgs& a) {
   alignas(64) float keys[kBlockRows * C * 16];
   for (int64_t r0 = 0; r0 < a.rows; r0 += kBlockRows) {
     const int64_t n = std::min(kBlockRows, a.rows - r0);
-    widen_block<C>(a, r0, n, keys);
+    widen_block<C, T>(a, r0, n, keys);
     for (int64_t i = 0; i < a.m; ++i) {
       const float* q = a.a + i * a.lda;
       __m512 acc[kBlockRows];
@@ -85,7 +104,7 @@ void wide_scores_of(const KvFp16Args& a) {
 // y[i, :] += sum over the block's rows of p[i, r] V[r, :], for output rows [i0, i0 + G): G x C
 // accumulators (C = cols / 16) live in registers for the block.
 template <int C, int G>
-void sums_group(const KvFp16Args& a, const float* values, int64_t r0, int64_t n, int64_t i0) {
+void sums_group(const KvWideArgs& a, const float* values, int64_t r0, int64_t n, int64_t i0) {
   __m512 acc[G][C];
   for (int gi = 0; gi < G; ++gi)
     for (int c = 0; c < C; ++c) acc[gi][c] = _mm512_loadu_ps(a.y + (i0 + gi) * a.ldy + c * 16);
@@ -102,38 +121,41 @@ void sums_group(const KvFp16Args& a, const float* values, int64_t r0, int64_t n,
     for (int c = 0; c < C; ++c) _mm512_storeu_ps(a.y + (i0 + gi) * a.ldy + c * 16, acc[gi][c]);
 }
 
-template <int C>
-void wide_sums_of(const KvFp16Args& a) {
+template <int C, DType T>
+void wide_sums_of(const KvWideArgs& a) {
   constexpr int G = C >= 16 ? 1 : 16 / C;  // output rows per group: at most 16 accumulators
   alignas(64) float values[kBlockRows * C * 16];
   for (int64_t r0 = 0; r0 < a.rows; r0 += kBlockRows) {
     const int64_t n = std::min(kBlockRows, a.rows - r0);
-    widen_block<C>(a, r0, n, values);
+    widen_block<C, T>(a, r0, n, values);
     int64_t i = 0;
     for (; i + G <= a.m; i += G) sums_group<C, G>(a, values, r0, n, i);
     for (; i < a.m; ++i) sums_group<C, 1>(a, values, r0, n, i);
   }
 }
 
-// One instance per head width in 16-column chunks (1..16: kKvWideMaxCols = 256).
-template <void (*... Fs)(const KvFp16Args&)>
-void by_chunks(const KvFp16Args& a) {
-  static constexpr void (*table[])(const KvFp16Args&) = {Fs...};
-  table[a.cols / 16 - 1](a);
+// One instance per cache type and head width in 16-column chunks (1..16: kKvWideMaxCols = 256;
+// q8_0 heads are whole blocks of 32, so only its even widths are ever called).
+template <template <int, DType> class F, int... C>
+void by_type_and_chunks(const KvWideArgs& a, std::integer_sequence<int, C...>) {
+  static constexpr void (*f16[])(const KvWideArgs&) = {F<C + 1, DType::F16>::run...};
+  static constexpr void (*q8[])(const KvWideArgs&) = {F<C + 1, DType::Q8_0>::run...};
+  (a.type == DType::F16 ? f16 : q8)[a.cols / 16 - 1](a);
 }
-static_assert(kMaxChunks == 16);
-constexpr auto wide_scores = by_chunks<wide_scores_of<1>, wide_scores_of<2>, wide_scores_of<3>, wide_scores_of<4>,
-                                       wide_scores_of<5>, wide_scores_of<6>, wide_scores_of<7>, wide_scores_of<8>,
-                                       wide_scores_of<9>, wide_scores_of<10>, wide_scores_of<11>, wide_scores_of<12>,
-                                       wide_scores_of<13>, wide_scores_of<14>, wide_scores_of<15>, wide_scores_of<16>>;
-constexpr auto wide_sums =
-    by_chunks<wide_sums_of<1>, wide_sums_of<2>, wide_sums_of<3>, wide_sums_of<4>, wide_sums_of<5>, wide_sums_of<6>,
-              wide_sums_of<7>, wide_sums_of<8>, wide_sums_of<9>, wide_sums_of<10>, wide_sums_of<11>, wide_sums_of<12>,
-              wide_sums_of<13>, wide_sums_of<14>, wide_sums_of<15>, wide_sums_of<16>>;
+template <int C, DType T>
+struct Scores {
+  static void run(const KvWideArgs& a) { wide_scores_of<C, T>(a); }
+};
+template <int C, DType T>
+struct Sums {
+  static void run(const KvWideArgs& a) { wide_sums_of<C, T>(a); }
+};
+void wide_scores(const KvWideArgs& a) { by_type_and_chunks<Scores>(a, std::make_integer_sequence<int, kMaxChunks>()); }
+void wide_sums(const KvWideArgs& a) { by_type_and_chunks<Sums>(a, std::make_integer_sequence<int, kMaxChunks>()); }
 
 }  // namespace
 
-extern const KvFp16Kernels kAvx512WideKv;
-const KvFp16Kernels kAvx512WideKv = {wide_scores, wide_sums};
+extern const KvWideKernels kAvx512WideKv;
+const KvWideKernels kAvx512WideKv = {wide_scores, wide_sums};
 
 }  // namespace tandem::cpu::detail

@@ -15,7 +15,7 @@ namespace detail {
 #if defined(__aarch64__)
 extern const KvFp16Kernels kNeonFp16Kv;
 #else
-extern const KvFp16Kernels kAvx512WideKv;
+extern const KvWideKernels kAvx512WideKv;
 #endif
 
 const KvFp16Kernels* kv_fp16_kernels() {
@@ -25,7 +25,7 @@ const KvFp16Kernels* kv_fp16_kernels() {
   return nullptr;
 }
 
-const KvFp16Kernels* kv_wide_kernels() {
+const KvWideKernels* kv_wide_kernels() {
 #if !defined(__aarch64__)
   if (best_isa() == MatmulIsa::kAvx512) return &kAvx512WideKv;
 #endif
@@ -33,9 +33,17 @@ const KvFp16Kernels* kv_wide_kernels() {
 }
 
 bool kv_wide_applies(const WeightView& w, int64_t m) {
-  return w.type == DType::F16 && w.cols % 16 == 0 && w.cols <= kKvWideMaxCols && m <= kKvWideMaxQueryRows &&
-         kv_wide_kernels();
+  const int64_t width = w.type == DType::F16 ? 16 : w.type == DType::Q8_0 ? 32 : 0;
+  return width && w.cols % width == 0 && w.cols <= kKvWideMaxCols && m <= kKvWideMaxQueryRows && kv_wide_kernels();
 }
+
+namespace {
+
+KvWideArgs wide_args(const WeightView& w, const float* a, int64_t m, int64_t lda, float* y, int64_t ldy) {
+  return KvWideArgs{w.type, static_cast<const uint8_t*>(w.data), w.rows, w.cols, int64_t(w.row_bytes), a, m, lda, y, ldy};
+}
+
+}  // namespace
 
 namespace {
 
@@ -75,7 +83,7 @@ void key_scores_with(bool fp16, ThreadPool& pool, const WeightView& keys, const 
     return;
   }
   if (!fp16 && kv_wide_applies(keys, m)) {
-    kv_wide_kernels()->scores(fp16_args(keys, q, m, ldq, scales, y, ldy));
+    kv_wide_kernels()->scores(wide_args(keys, q, m, ldq, y, ldy));
     return;
   }
   matmul(pool, keys, q, m, ldq, y, ldy);
@@ -89,7 +97,7 @@ void value_sums_with(bool fp16, const WeightView& values, const float* p, int64_
     return;
   }
   if (!fp16 && kv_wide_applies(values, m)) {
-    kv_wide_kernels()->sums(fp16_args(values, p, m, ldp, scales, y, ldy));
+    kv_wide_kernels()->sums(wide_args(values, p, m, ldp, y, ldy));
     return;
   }
   weighted_row_sum(values, p, m, ldp, y, ldy);

@@ -15,7 +15,7 @@
 // sharing the KV head); more rows (prefill) go to the fp32 GEMM, which reuses each loaded key
 // across a register tile of queries. Elsewhere (other types, other CPUs, the oracle) both are the
 // matmul kernels in fp32 -- except on x86 with AVX-512, where decode (a few query rows) over an f16
-// cache takes kernels made for it (kv_f16_avx512.cpp, kv_wide_kernels): still fp32 arithmetic on
+// or q8_0 cache takes kernels made for it (kv_f16_avx512.cpp, kv_wide_kernels): still fp32 arithmetic on
 // exactly widened values, in 16-row blocks, with one transposing reduction per 16 scores instead
 // of one per score.
 #pragma once
@@ -60,11 +60,25 @@ struct KvFp16Kernels {
 };
 // The fp16 kernels where this CPU runs them (aarch64 with asimdhp), else null.
 const KvFp16Kernels* kv_fp16_kernels();
-// Decode kernels in fp32 arithmetic over an f16 cache, each cached value widened exactly (scale is
-// not read): where the AVX-512 kernels run (best_isa() is avx512), else null. Scores take up to
-// kKvWideMaxQueryRows query rows; both take heads of cols % 16 == 0, cols <= kKvWideMaxCols. The
-// fp32 path (other shapes, other CPUs) is the matmul kernels.
-const KvFp16Kernels* kv_wide_kernels();
+// Decode kernels in fp32 arithmetic over an f16 or q8_0 cache, each cached value widened exactly:
+// where the AVX-512 kernels run (best_isa() is avx512), else null. Both take up to
+// kKvWideMaxQueryRows operand rows and heads of cols % 16 == 0 (q8_0: % 32), cols <=
+// kKvWideMaxCols. The fp32 path elsewhere (other shapes, types, CPUs) is the matmul kernels.
+struct KvWideArgs {
+  DType type;          // F16 or Q8_0
+  const uint8_t* kv;   // the head's row 0
+  int64_t rows, cols;  // cache rows (positions) x head width
+  int64_t row_bytes;   // from one row to the next
+  const float* a;      // m operand rows (queries or probabilities), stride lda
+  int64_t m, lda;
+  float* y;  // results, stride ldy: scores y[i, r] = a_i . K_r; sums y[i, c] += sum_r a[i, r] V[r, c]
+  int64_t ldy;
+};
+struct KvWideKernels {
+  void (*scores)(const KvWideArgs& a);
+  void (*sums)(const KvWideArgs& a);
+};
+const KvWideKernels* kv_wide_kernels();
 constexpr int64_t kKvWideMaxQueryRows = 16;
 constexpr int64_t kKvWideMaxCols = 256;
 bool kv_wide_applies(const WeightView& w, int64_t m);
