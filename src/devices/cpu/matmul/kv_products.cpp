@@ -40,12 +40,9 @@ bool kv_wide_applies(const WeightView& w, int64_t m) {
 namespace {
 
 KvWideArgs wide_args(const WeightView& w, const float* a, int64_t m, int64_t lda, float* y, int64_t ldy) {
-  return KvWideArgs{w.type, static_cast<const uint8_t*>(w.data), w.rows, w.cols, int64_t(w.row_bytes), a, m, lda, y, ldy};
+  return KvWideArgs{w.type, static_cast<const uint8_t*>(w.data), w.rows, w.cols, int64_t(w.row_bytes), a, m, lda, y,
+                    ldy};
 }
-
-}  // namespace
-
-namespace {
 
 bool fp16_applies(const WeightView& w) {
   return w.type == DType::F16 && w.cols % 8 == 0 && kv_fp16_kernels() && gemm_precision() != GemmPrecision::kFp32;

@@ -15,9 +15,9 @@
 // sharing the KV head); more rows (prefill) go to the fp32 GEMM, which reuses each loaded key
 // across a register tile of queries. Elsewhere (other types, other CPUs, the oracle) both are the
 // matmul kernels in fp32 -- except on x86 with AVX-512, where decode (a few query rows) over an f16
-// or q8_0 cache takes kernels made for it (kv_f16_avx512.cpp, kv_wide_kernels): still fp32 arithmetic on
-// exactly widened values, in 16-row blocks, with one transposing reduction per 16 scores instead
-// of one per score.
+// or q8_0 cache takes kernels made for it (kv_decode_avx512.cpp, kv_wide_kernels): still fp32
+// arithmetic on exactly widened values, in 16-row blocks, with one transposing reduction per 16
+// scores instead of one per score.
 #pragma once
 
 #include <cstdint>

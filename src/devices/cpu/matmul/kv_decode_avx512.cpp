@@ -8,8 +8,9 @@
 // (Emerald Rapids, 2 threads) for 92 MB of cache, ~6 GB/s against 28 available.
 //
 // Both kernels walk the cache in blocks of 16 rows. A block is widened to fp32 once into an L1
-// buffer and used by every query row; the rows four blocks ahead are prefetched, since no
-// hardware stream sees a head's rows in a token-major cache.
+// buffer and used by every query row. The rows four blocks ahead are prefetched: a token-major
+// cache's rows are a stride apart, which the hardware streams do not follow, and a head-major
+// cache's run is new to them at every head.
 //   * Scores: per query row, 16 accumulators (one per key) sum the head's columns, then one
 //     transposing reduction turns the 16 vectors into the block's 16 scores, stored as one vector.
 //   * Sums: output rows in groups whose accumulators (up to 16 vectors) stay in registers across
