@@ -82,7 +82,8 @@ const KvWideKernels* kv_wide_kernels();
 constexpr int64_t kKvWideMaxQueryRows = 16;
 constexpr int64_t kKvWideMaxCols = 256;
 bool kv_wide_applies(const WeightView& w, int64_t m);
-// key_scores / value_sums on an explicit arithmetic (tests): fp16 needs kv_fp16_kernels().
+// key_scores / value_sums on an explicit arithmetic (tests): fp16 needs kv_fp16_kernels(); fp32
+// takes the wide kernels where kv_wide_applies, else the matmul kernels.
 void key_scores_with(bool fp16, ThreadPool& pool, const WeightView& keys, const float* q, int64_t m, int64_t ldq,
                      float* y, int64_t ldy);
 void value_sums_with(bool fp16, const WeightView& values, const float* p, int64_t m, int64_t ldp, float* y,
