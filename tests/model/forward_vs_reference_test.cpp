@@ -68,6 +68,28 @@ constexpr double kQ8KvTolerance = 5e-2;   // measured at most 2.5e-2
 TEST_P(ForwardVsReference, LogitsMatchAtSeveralPositionsAndPromptLengths) {
   const Case c = GetParam();
   PrecisionGuard guard;
+  // Each prompt length's tokens: the prompt, then a few decode steps (the matrix-vector path).
+  struct Run {
+    std::vector<TokenId> prompt, decoded;
+    std::vector<std::vector<double>> want;  // the oracle's logits at every position
+  };
+  std::vector<Run> runs;
+  {
+    auto model = testing::load_or_die(testing::small_model_path(c.arch, c.type, c.tied));
+    ASSERT_TRUE(model);
+    const int n_vocab = model->config().n_vocab;
+    for (int prompt_len : {1, 6, 19}) {
+      Run r;
+      for (int i = 0; i < prompt_len; ++i) r.prompt.push_back(TokenId((i * 7919 + 13) % n_vocab));
+      for (int p = prompt_len; p < prompt_len + 4; ++p) r.decoded.push_back(TokenId((p * 31 + 5) % n_vocab));
+      // Once per prompt: the oracle's logits depend on neither the fast path's threads nor its
+      // decode precision (half of this test's time under the sanitizers, were it per precision).
+      ReferenceForward ref(model, kContext);
+      for (int p = 0; p < prompt_len; ++p) r.want.push_back(ref.step(r.prompt[size_t(p)], p));
+      for (size_t i = 0; i < r.decoded.size(); ++i) r.want.push_back(ref.step(r.decoded[i], prompt_len + int(i)));
+      runs.push_back(std::move(r));
+    }
+  }
   for (auto [precision, tolerance] : {std::pair{cpu::DecodePrecision::kFp32, kTolerance},
                                       std::pair{cpu::DecodePrecision::kInt8Activations, kInt8DecodeTolerance}}) {
     if (precision == cpu::DecodePrecision::kInt8Activations && !cpu::can_pack_for_decode(c.type)) continue;  // same path
@@ -76,32 +98,24 @@ TEST_P(ForwardVsReference, LogitsMatchAtSeveralPositionsAndPromptLengths) {
     auto model = testing::load_or_die(testing::small_model_path(c.arch, c.type, c.tied));
     ASSERT_TRUE(model);
     const int n_vocab = model->config().n_vocab;
-    for (int prompt_len : {1, 6, 19}) {
-      std::vector<TokenId> prompt;
-      for (int i = 0; i < prompt_len; ++i) prompt.push_back(TokenId((i * 7919 + 13) % n_vocab));
-      std::vector<TokenId> decoded;  // a few decode steps after the prompt (matrix-vector path)
-      for (int p = prompt_len; p < prompt_len + 4; ++p) decoded.push_back(TokenId((p * 31 + 5) % n_vocab));
-      // The oracle's logits at every position, once: they do not depend on the fast path's threads.
-      ReferenceForward ref(model, kContext);
-      std::vector<std::vector<double>> want;
-      for (int p = 0; p < prompt_len; ++p) want.push_back(ref.step(prompt[size_t(p)], p));
-      for (size_t i = 0; i < decoded.size(); ++i) want.push_back(ref.step(decoded[i], prompt_len + int(i)));
+    for (const Run& r : runs) {
+      const int prompt_len = int(r.prompt.size());
       for (int threads : {1, 2, 3}) {
         // max_batch 8 makes the 19-token prompt run as three prefill chunks.
         auto fwd = make_cpu_forward(model, {threads, kContext, 8}, kOracleKv);
         ASSERT_TRUE(fwd.ok()) << fwd.status().message();
         // Prefill with all logits: every prompt position is checked.
         std::vector<float> logits(size_t(prompt_len) * n_vocab);
-        ASSERT_TRUE((*fwd)->eval(prompt, 0, logits.data(), true).ok());
+        ASSERT_TRUE((*fwd)->eval(r.prompt, 0, logits.data(), true).ok());
         for (int p = 0; p < prompt_len; ++p) {
-          const double err = relative_error(std::span(logits).subspan(size_t(p) * n_vocab, size_t(n_vocab)), want[size_t(p)]);
+          const double err = relative_error(std::span(logits).subspan(size_t(p) * n_vocab, size_t(n_vocab)), r.want[size_t(p)]);
           ASSERT_LT(err, tolerance) << "prompt " << prompt_len << " threads " << threads << " position " << p;
         }
         std::vector<float> step_logits(static_cast<size_t>(n_vocab));
-        for (size_t i = 0; i < decoded.size(); ++i) {
+        for (size_t i = 0; i < r.decoded.size(); ++i) {
           const int p = prompt_len + int(i);
-          ASSERT_TRUE((*fwd)->eval(std::span(&decoded[i], 1), p, step_logits.data()).ok());
-          const double err = relative_error(step_logits, want[size_t(p)]);
+          ASSERT_TRUE((*fwd)->eval(std::span(&r.decoded[i], 1), p, step_logits.data()).ok());
+          const double err = relative_error(step_logits, r.want[size_t(p)]);
           ASSERT_LT(err, tolerance) << "decode position " << p << " threads " << threads;
         }
       }
