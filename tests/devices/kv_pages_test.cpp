@@ -125,6 +125,58 @@ TEST(KvPages, CpuAttentionOverTypedCachesMatchesTheHostLayout) {
   cpu::set_gemm_precision(saved);
 }
 
+// Decode over a long cache with fewer KV heads than threads splits each head's keys into segments
+// (attention.cpp, key_segments): one KV head on 4 threads (3 segments of the 1000 cached keys), two
+// on 3 threads; a window that leaves whole segments unseen; softcap; a chunk of 2 rows.
+TEST(KvPages, DecodeSplitOverKeySegmentsMatchesTheHostLayout) {
+  const int hd = 64, context = 1100, past = 1000;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd;
+  auto values = [&](size_t n) {
+    std::vector<float> v(n);
+    for (float& x : v) x = nd(rng);
+    return v;
+  };
+  for (auto [kv_heads, threads] : {std::pair{1, 4}, std::pair{2, 3}})
+    for (DType t : {DType::F16, DType::F32, DType::Q8_0})
+      for (const cpu::AttentionScores how : {cpu::AttentionScores{0, 0, 0}, cpu::AttentionScores{0, 0, 300},
+                                             cpu::AttentionScores{0.2f, 30.0f, 0}}) {
+        const int heads = 4 * kv_heads, kv = kv_heads * hd, qd = heads * hd;
+        ThreadPool pool(threads);
+        const KvGeometry g{uint32_t(context), uint32_t(kv_heads), uint32_t(hd), 16, KvLayout::kHeadMajor, t, t};
+        const KvGeometry gv = g.values();
+        const std::string what = std::to_string(kv_heads) + " KV heads, " + std::to_string(threads) + " threads, " +
+                                 std::string(dtype_name(t)) + " window " + std::to_string(how.window) + " softcap " +
+                                 std::to_string(how.softcap);
+        std::vector<uint8_t> k_pages(g.bytes()), v_pages(gv.bytes());
+        std::vector<float> k_cache(size_t(context * kv)), v_cache(size_t(kv * context));
+        int n_past = 0;
+        for (int n : {past, 1, 2}) {
+          const std::vector<float> k = values(size_t(n * kv)), v = values(size_t(n * kv)), q = values(size_t(n * qd));
+          cpu::kv_store_pages(k.data(), kv, v.data(), kv, n, g, k_pages.data(), v_pages.data(), n_past);
+          for (int i = 0; i < n; ++i)
+            for (uint32_t h = 0; h < g.heads; ++h)
+              for (uint32_t d = 0; d < hd; ++d) {
+                const uint32_t pos = uint32_t(n_past + i), col = h * hd + d;
+                k_cache[size_t(pos) * kv + col] = cached(g, k_pages, pos, h, d);
+                v_cache[size_t(col) * context + pos] = cached(gv, v_pages, pos, h, d);
+              }
+          if (n_past > 0) {  // the long prompt only fills the cache
+            const int64_t stride = int64_t(n) * (n_past + n);
+            std::vector<float> scratch(size_t(stride * pool.size())), host(size_t(n * qd)), paged(size_t(n * qd));
+            cpu::attention(pool, q.data(), qd, k_cache.data(), v_cache.data(), host.data(), qd, n, heads, kv_heads, hd,
+                           context, n_past, how, scratch.data(), stride);
+            cpu::attention_pages(pool, q.data(), qd, g, k_pages.data(), v_pages.data(), paged.data(), qd, n, heads,
+                                 n_past, how);
+            for (size_t i = 0; i < host.size(); ++i)
+              ASSERT_NEAR(paged[i], host[i], 2e-5f * std::max(1.0f, std::fabs(host[i])))
+                  << what << " n " << n << " n_past " << n_past << " at " << i;
+          }
+          n_past += n;
+        }
+      }
+}
+
 TEST(KvPages, TypesAreCheckedByName) {
   EXPECT_TRUE(kv_type_from_name("q8_0", "--cache-type-k").ok());
   const Result<DType> bad = kv_type_from_name("q4_0", "--cache-type-v");

@@ -105,6 +105,127 @@ void transpose_values(const WeightView& values, int64_t n_kv, T* vt, int64_t ld,
 
 }  // namespace
 
+namespace {
+
+// Decode over a long cache with fewer (KV head, query rows) units than threads -- one KV head
+// (Gemma 3 1B), two (Qwen2.5 0.5B/1.5B), four on an eight-core phone -- would leave threads idle
+// while one reads a whole head's cache. Each unit's keys are then split into segments, a unit of
+// work each: a segment's scores, their softmax parts (max and sum of exps) and its unnormalized
+// value sums, merged once every segment is done (the softmax of the whole row, rescaled by
+// exp(max_s - max)). No segment is shorter than this many keys.
+constexpr int64_t kMinSegmentKeys = 256;
+
+// The first key the query at position pos sees: 0, or the start of its sliding window.
+int64_t window_start(const AttentionScores& how, int64_t pos) {
+  return how.window > 0 ? std::max<int64_t>(0, pos + 1 - how.window) : 0;
+}
+
+// Key segments per unit: enough for two units a thread, each at least kMinSegmentKeys long; 1 (the
+// unsplit path) on one thread, and for units of more query rows than the row-sum products take.
+int key_segments(int threads, int units, int64_t unit_rows, int64_t n_kv) {
+  if (threads == 1 || unit_rows > kRowSumMaxRows || units >= 2 * threads) return 1;
+  const int64_t want = (2 * threads + units - 1) / units;
+  return int(std::clamp<int64_t>(std::min(want, n_kv / kMinSegmentKeys), 1, 64));
+}
+
+// One segment's results, per query row of its unit: the max and sum of its exps, and its value
+// sums (hd floats) weighted by exps relative to that max.
+struct SegmentParts {
+  std::vector<float> max, sum, out;
+};
+
+void attention_split_keys(ThreadPool& pool, const float* q, int64_t ldq, const KvGeometry& g, const uint8_t* k_pages,
+                          const uint8_t* v_pages, float* out, int64_t ldo, int n, int n_heads, int n_past,
+                          const AttentionScores& how, int chunks, int segments) {
+  const int hd = int(g.head_dim), kv_heads = int(g.heads);
+  const int group = n_heads / kv_heads;
+  const float scale = how.scale != 0 ? how.scale : 1.0f / std::sqrt(float(hd));
+  const KvGeometry gv = g.values();
+  const int rows_per_chunk = (n + chunks - 1) / chunks;
+  const int units = kv_heads * chunks * segments;
+  // Kept between calls (a decode step calls this once a layer); the workers fill it through this
+  // reference, not the name, which in their threads would be their own thread_local.
+  thread_local std::vector<SegmentParts> kept;
+  if (kept.size() < size_t(units)) kept.resize(size_t(units));
+  std::vector<SegmentParts>& parts = kept;
+  std::atomic<int> next{0};
+  pool.run([&](int, int) {
+    thread_local PagesScratch s;
+    for (int u; (u = next.fetch_add(1, std::memory_order_relaxed)) < units;) {
+      const int seg = u % segments, kvh = (u / segments) % kv_heads, chunk = u / (segments * kv_heads);
+      const int c0 = chunk * rows_per_chunk, c1 = std::min(n, c0 + rows_per_chunk);
+      if (c0 >= c1) continue;
+      const int rows = c1 - c0;
+      const int64_t m = int64_t(rows) * group, unit_kv = n_past + c1;
+      // The unit's keys start where its first query's window does (a sliding-window layer reads
+      // only the window); the segment's are [k0, k1), each starting on a 16-row block of the
+      // decode kernels.
+      const int64_t start = window_start(how, n_past + c0) & ~int64_t(15), span = unit_kv - start;
+      const int64_t k0 = start + ((span * seg / segments) & ~int64_t(15));
+      const int64_t k1 = seg + 1 == segments ? unit_kv : start + ((span * (seg + 1) / segments) & ~int64_t(15));
+      const int64_t len = k1 - k0;
+      SegmentParts& part = parts[size_t(u)];
+      part.max.assign(size_t(m), -INFINITY);
+      part.sum.assign(size_t(m), 0.0f);
+      part.out.assign(size_t(m * hd), 0.0f);
+      if (len <= 0) continue;
+      float* qg = grown(s.queries, size_t(m * hd));
+      for (int gi = 0; gi < group; ++gi)
+        for (int i = c0; i < c1; ++i)
+          std::memcpy(qg + (int64_t(gi) * rows + i - c0) * hd, q + i * ldq + (kvh * group + gi) * hd,
+                      size_t(hd) * sizeof(float));
+      const size_t key_stride = size_t(g.token_stride_bytes()), value_stride = size_t(gv.token_stride_bytes());
+      const uint8_t* keys = k_pages + kv_offset(g, 0, uint32_t(kvh)) + size_t(k0) * key_stride;
+      const uint8_t* values = v_pages + kv_offset(gv, 0, uint32_t(kvh)) + size_t(k0) * value_stride;
+      float* sc = grown(s.scores, size_t(m * len));
+      ThreadPool inline_pool(1);
+      key_scores(inline_pool, WeightView{g.type, keys, len, hd, key_stride}, qg, m, hd, sc, len);
+      for (int gi = 0; gi < group; ++gi)
+        for (int i = c0; i < c1; ++i) {
+          const int64_t r = int64_t(gi) * rows + i - c0;
+          float* row = sc + r * len;
+          // The keys query i sees ([first, visible) as in normalize_scores), within the segment.
+          const int64_t visible = n_past + i + 1, first = window_start(how, n_past + i);
+          const int64_t lo = std::clamp<int64_t>(first - k0, 0, len), hi = std::clamp<int64_t>(visible - k0, lo, len);
+          std::fill(row, row + lo, 0.0f);
+          scale_inplace(row + lo, hi - lo, scale);
+          if (how.softcap > 0) softcap_inplace(row + lo, hi - lo, how.softcap);
+          const SoftmaxParts p = softmax_parts(row + lo, hi - lo, len - lo);
+          part.max[size_t(r)] = p.max;
+          part.sum[size_t(r)] = p.sum;
+        }
+      value_sums(WeightView{gv.type, values, len, hd, value_stride}, sc, m, len, part.out.data(), hd);
+    }
+  });
+  // The merge: per query row, the whole row's max over the segments, each segment's sums rescaled
+  // to it, and one division by the rescaled total of the exps.
+  for (int kvh = 0; kvh < kv_heads; ++kvh)
+    for (int chunk = 0; chunk < chunks; ++chunk) {
+      const int c0 = chunk * rows_per_chunk, c1 = std::min(n, c0 + rows_per_chunk);
+      for (int gi = 0; gi < group; ++gi)
+        for (int i = c0; i < c1; ++i) {
+          const size_t r = size_t(gi) * size_t(c1 - c0) + size_t(i - c0);
+          const int u0 = (chunk * kv_heads + kvh) * segments;
+          float mx = -INFINITY;
+          for (int seg = 0; seg < segments; ++seg) mx = std::max(mx, parts[size_t(u0 + seg)].max[r]);
+          float total = 0.0f;
+          float* o = out + i * ldo + (kvh * group + gi) * hd;
+          std::fill(o, o + hd, 0.0f);
+          for (int seg = 0; seg < segments; ++seg) {
+            const SegmentParts& part = parts[size_t(u0 + seg)];
+            if (part.sum[r] == 0.0f) continue;  // no key of the segment visible to this row
+            const float w = std::exp(part.max[r] - mx);
+            total += w * part.sum[r];
+            for (int d = 0; d < hd; ++d) o[d] += w * part.out[r * size_t(hd) + size_t(d)];
+          }
+          const float inv = 1.0f / total;
+          for (int d = 0; d < hd; ++d) o[d] *= inv;
+        }
+    }
+}
+
+}  // namespace
+
 void attention_pages(ThreadPool& pool, const float* q, int64_t ldq, const KvGeometry& g, const uint8_t* k_pages,
                      const uint8_t* v_pages, float* out, int64_t ldo, int n, int n_heads, int n_past,
                      const AttentionScores& how) {
@@ -116,6 +237,12 @@ void attention_pages(ThreadPool& pool, const float* q, int64_t ldq, const KvGeom
   const int chunks = std::clamp((2 * pool.size() + kv_heads - 1) / kv_heads, 1, n);
   const int rows_per_chunk = (n + chunks - 1) / chunks;
   const int units = kv_heads * chunks;
+  // The keys a unit reads: all of them, or a sliding window and the unit's rows.
+  const int64_t span =
+      how.window > 0 ? std::min<int64_t>(n_past + n, int64_t(how.window) + rows_per_chunk) : n_past + n;
+  const int segments = key_segments(pool.size(), units, int64_t(rows_per_chunk) * group, span);
+  if (segments > 1)
+    return attention_split_keys(pool, q, ldq, g, k_pages, v_pages, out, ldo, n, n_heads, n_past, how, chunks, segments);
   std::atomic<int> next{0};
   pool.run([&](int, int) {
     thread_local PagesScratch s;

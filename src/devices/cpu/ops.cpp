@@ -139,7 +139,7 @@ void scale_inplace(float* x, int64_t count, float s) {
 // (a third of a 512-token prompt's time at depth 2048). The maximum is an `omp simd` reduction
 // (the order of a maximum does not change it) and the sum sixteen running lanes, folded at the end.
 TANDEM_VECTOR_CLONES
-void softmax_row(float* row, int64_t valid, int64_t len) {
+SoftmaxParts softmax_parts(float* row, int64_t valid, int64_t len) {
   constexpr int kLanes = 16;
   float lane_sum[kLanes] = {};
   float mx = -INFINITY;
@@ -158,9 +158,14 @@ void softmax_row(float* row, int64_t valid, int64_t len) {
     sum += row[i];
   }
   for (int j = 0; j < kLanes; ++j) sum += lane_sum[j];
-  const float inv = 1.0f / sum;
-  for (int64_t i = 0; i < valid; ++i) row[i] *= inv;
   for (int64_t i = valid; i < len; ++i) row[i] = 0.0f;
+  return {mx, sum};
+}
+
+TANDEM_VECTOR_CLONES
+void softmax_row(float* row, int64_t valid, int64_t len) {
+  const float inv = 1.0f / softmax_parts(row, valid, len).sum;
+  for (int64_t i = 0; i < valid; ++i) row[i] *= inv;
 }
 
 void kv_store(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n, int kv_dim, float* k_cache,

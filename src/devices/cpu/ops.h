@@ -43,6 +43,14 @@ void rope_inplace(float* x, int64_t n, int64_t ld, int n_heads, int head_dim, co
 // Softmax over the first `valid` of each row's elements in place; the rest are set to 0.
 void softmax_row(float* row, int64_t valid, int64_t len);
 
+// The softmax before its division: row[i] = exp(row[i] - max) for i < valid, 0 up to len; returns
+// the max and the sum of the exps (valid 0: -inf and 0). Attention split over key segments
+// normalizes once the segments' parts are merged.
+struct SoftmaxParts {
+  float max, sum;
+};
+SoftmaxParts softmax_parts(float* row, int64_t valid, int64_t len);
+
 float dot(const float* a, const float* b, int64_t n);
 
 // Appends n rows of keys and values (kv_dim wide, strides ldk/ldv) at position n_past of one
