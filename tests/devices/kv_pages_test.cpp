@@ -50,6 +50,17 @@ float store_tolerance(DType t, float x, float block_max) {
   return block_max / 127.0f * (0.5f + 127.0f * 0x1p-11f) * 1.001f;
 }
 
+// n draws of a standard normal, from one seeded stream.
+struct NormalValues {
+  std::mt19937 rng;
+  std::normal_distribution<float> nd{};
+  std::vector<float> operator()(size_t n) {
+    std::vector<float> v(n);
+    for (float& x : v) x = nd(rng);
+    return v;
+  }
+};
+
 struct Case {
   DType k, v;
   KvLayout layout;
@@ -62,13 +73,7 @@ TEST(KvPages, CpuAttentionOverTypedCachesMatchesTheHostLayout) {
   cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
   const int heads = 8, kv_heads = 2, hd = 64, context = 48, kv = kv_heads * hd, qd = heads * hd;
   ThreadPool pool(2);
-  std::mt19937 rng(3);
-  std::normal_distribution<float> nd;
-  auto values = [&](size_t n) {
-    std::vector<float> v(n);
-    for (float& x : v) x = nd(rng);
-    return v;
-  };
+  NormalValues values{std::mt19937(3)};
   std::vector<Case> cases;
   for (KvLayout layout : {KvLayout::kTokenMajor, KvLayout::kHeadMajor})
     for (auto [k, v] : {std::pair{DType::F32, DType::F32}, std::pair{DType::F16, DType::F16},
@@ -130,13 +135,7 @@ TEST(KvPages, CpuAttentionOverTypedCachesMatchesTheHostLayout) {
 // on 3 threads; a window that leaves whole segments unseen; softcap; a chunk of 2 rows.
 TEST(KvPages, DecodeSplitOverKeySegmentsMatchesTheHostLayout) {
   const int hd = 64, context = 1100, past = 1000;
-  std::mt19937 rng(5);
-  std::normal_distribution<float> nd;
-  auto values = [&](size_t n) {
-    std::vector<float> v(n);
-    for (float& x : v) x = nd(rng);
-    return v;
-  };
+  NormalValues values{std::mt19937(5)};
   for (auto [kv_heads, threads] : {std::pair{1, 4}, std::pair{2, 3}})
     for (DType t : {DType::F16, DType::F32, DType::Q8_0})
       for (const cpu::AttentionScores how : {cpu::AttentionScores{0, 0, 0}, cpu::AttentionScores{0, 0, 300},
