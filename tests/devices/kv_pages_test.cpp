@@ -130,16 +130,22 @@ TEST(KvPages, CpuAttentionOverTypedCachesMatchesTheHostLayout) {
   cpu::set_gemm_precision(saved);
 }
 
-// Decode over a long cache with fewer KV heads than threads splits each head's keys into segments
-// (attention.cpp, key_segments): one KV head on 4 threads (3 segments of the 1000 cached keys), two
-// on 3 threads; a window that leaves whole segments unseen; softcap; a chunk of 2 rows.
-TEST(KvPages, DecodeSplitOverKeySegmentsMatchesTheHostLayout) {
+// Long caches (attention.cpp). Decode with fewer KV heads than threads splits each head's keys
+// into segments: one KV head on 4 threads (3 segments of the 1000 cached keys), two on 3 threads.
+// One thread keeps the unsplit path. A sliding window starts every unit's keys at its first
+// query's window: 300 keys (too few to split: the unsplit path from a later key) and 700 (split in
+// 2 where threads allow); scale and softcap; a decode step, a chunk of 2 rows (summed row by row)
+// and one of 20 (the transposed-values GEMM on 1 thread).
+TEST(KvPages, LongCachesSplitOrWindowedMatchTheHostLayout) {
+  // The 20-row chunk's GEMMs in fp32, as in the test above.
+  const cpu::GemmPrecision saved = cpu::gemm_precision();
+  cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
   const int hd = 64, context = 1100, past = 1000;
   NormalValues values{std::mt19937(5)};
-  for (auto [kv_heads, threads] : {std::pair{1, 4}, std::pair{2, 3}})
+  for (auto [kv_heads, threads] : {std::pair{1, 4}, std::pair{2, 3}, std::pair{1, 1}})
     for (DType t : {DType::F16, DType::F32, DType::Q8_0})
       for (const cpu::AttentionScores how : {cpu::AttentionScores{0, 0, 0}, cpu::AttentionScores{0, 0, 300},
-                                             cpu::AttentionScores{0.2f, 30.0f, 0}}) {
+                                             cpu::AttentionScores{0, 0, 700}, cpu::AttentionScores{0.2f, 30.0f, 0}}) {
         const int heads = 4 * kv_heads, kv = kv_heads * hd, qd = heads * hd;
         ThreadPool pool(threads);
         const KvGeometry g{uint32_t(context), uint32_t(kv_heads), uint32_t(hd), 16, KvLayout::kHeadMajor, t, t};
@@ -150,7 +156,7 @@ TEST(KvPages, DecodeSplitOverKeySegmentsMatchesTheHostLayout) {
         std::vector<uint8_t> k_pages(g.bytes()), v_pages(gv.bytes());
         std::vector<float> k_cache(size_t(context * kv)), v_cache(size_t(kv * context));
         int n_past = 0;
-        for (int n : {past, 1, 2}) {
+        for (int n : {past, 1, 2, 20}) {
           const std::vector<float> k = values(size_t(n * kv)), v = values(size_t(n * kv)), q = values(size_t(n * qd));
           cpu::kv_store_pages(k.data(), kv, v.data(), kv, n, g, k_pages.data(), v_pages.data(), n_past);
           for (int i = 0; i < n; ++i)
@@ -174,6 +180,7 @@ TEST(KvPages, DecodeSplitOverKeySegmentsMatchesTheHostLayout) {
           n_past += n;
         }
       }
+  cpu::set_gemm_precision(saved);
 }
 
 TEST(KvPages, TypesAreCheckedByName) {

@@ -20,7 +20,9 @@ WeightView f32_rows(const float* data, int64_t rows, int64_t cols, int64_t strid
   return WeightView{DType::F32, data, rows, cols, size_t(stride) * sizeof(float)};
 }
 
-// The causal mask, scale, softcap and softmax of query row i's scores over n_kv keys.
+// The causal mask, scale, softcap and softmax of query row i's scores over n_kv keys. Positions
+// count from the row's first key: a caller whose keys start at position s passes n_past - s (below
+// 0 for a chunk's later rows when s is past n_past).
 void normalize_scores(float* row, int i, int n_past, int n_kv, float scale, const AttentionScores& how) {
   const int visible = n_past + i + 1;  // causal: query i sees keys 0..n_past+i
   // ...and with a window only the last `window` of them; the others weigh 0.
@@ -102,10 +104,6 @@ void transpose_values(const WeightView& values, int64_t n_kv, T* vt, int64_t ld,
       for (int64_t j = 0; j < nt; ++j) vt[d * ld + j0 + j] = tile[j * hd + d];
   }
 }
-
-}  // namespace
-
-namespace {
 
 // Decode over a long cache with fewer (KV head, query rows) units than threads -- one KV head
 // (Gemma 3 1B), two (Qwen2.5 0.5B/1.5B), four on an eight-core phone -- would leave threads idle
@@ -250,10 +248,15 @@ void attention_pages(ThreadPool& pool, const float* q, int64_t ldq, const KvGeom
     for (int u; (u = next.fetch_add(1, std::memory_order_relaxed)) < units;) {
       const int kvh = u % kv_heads, c0 = (u / kv_heads) * rows_per_chunk, c1 = std::min(n, c0 + rows_per_chunk);
       if (c0 >= c1) continue;
-      const uint8_t* keys = k_pages + kv_offset(g, 0, uint32_t(kvh));
-      const WeightView values{gv.type, v_pages + kv_offset(gv, 0, uint32_t(kvh)), n_past + c1, hd,
-                              size_t(gv.token_stride_bytes())};
-      const int64_t unit_kv = n_past + c1;  // keys the unit's last query sees
+      // The unit's keys start where its first query's window does (0 without a window): a
+      // sliding-window layer reads only the keys its queries see. Positions below are relative
+      // to start.
+      const int64_t start = window_start(how, n_past + c0) & ~int64_t(15);
+      const int64_t unit_kv = n_past + c1 - start;  // keys the unit's last query sees
+      const size_t key_stride = size_t(g.token_stride_bytes()), value_stride = size_t(gv.token_stride_bytes());
+      const uint8_t* keys = k_pages + kv_offset(g, 0, uint32_t(kvh)) + size_t(start) * key_stride;
+      const WeightView values{gv.type, v_pages + kv_offset(gv, 0, uint32_t(kvh)) + size_t(start) * value_stride,
+                              unit_kv, hd, value_stride};
       const bool gemm_values = int64_t(c1 - c0) * group > kRowSumMaxRows;
       // The transposed values as the GEMM's weight: hd rows of the unit's positions.
       WeightView values_t;
@@ -269,7 +272,7 @@ void attention_pages(ThreadPool& pool, const float* q, int64_t ldq, const KvGeom
       const int rows_per_pass = int(std::clamp<int64_t>(kScoreBudget / (int64_t(group) * unit_kv), 1, c1 - c0));
       for (int i0 = c0; i0 < c1; i0 += rows_per_pass) {
         const int i1 = std::min(c1, i0 + rows_per_pass), rows = i1 - i0;
-        const int64_t m = int64_t(rows) * group, n_kv = n_past + i1;
+        const int64_t m = int64_t(rows) * group, n_kv = n_past + i1 - start;
         // The group's queries as m rows, head-major: row gi * rows + (i - i0).
         float* qg = grown(s.queries, size_t(m * hd));
         for (int gi = 0; gi < group; ++gi)
@@ -279,16 +282,16 @@ void attention_pages(ThreadPool& pool, const float* q, int64_t ldq, const KvGeom
         // scores = Q K^T: the head's keys are rows a fixed stride apart in either layout, a typed
         // "weight" of n_kv rows read once for the whole group.
         float* sc = grown(s.scores, size_t(m * n_kv));
-        key_scores(inline_pool, WeightView{g.type, keys, n_kv, hd, size_t(g.token_stride_bytes())}, qg, m, hd, sc,
-                   n_kv);
+        key_scores(inline_pool, WeightView{g.type, keys, n_kv, hd, key_stride}, qg, m, hd, sc, n_kv);
         for (int gi = 0; gi < group; ++gi)
           for (int i = i0; i < i1; ++i)
-            normalize_scores(sc + (int64_t(gi) * rows + i - i0) * n_kv, i, n_past, int(n_kv), scale, how);
+            normalize_scores(sc + (int64_t(gi) * rows + i - i0) * n_kv, i, n_past - int(start), int(n_kv), scale,
+                             how);
         // out = P V
         float* og = grown(s.out, size_t(m * hd));
         if (gemm_values) {
           WeightView pass_values = values_t;
-          pass_values.cols = n_kv;  // the pass's rows see positions [0, n_kv)
+          pass_values.cols = n_kv;  // the pass's rows see positions [start, start + n_kv)
           matmul(inline_pool, pass_values, sc, m, n_kv, og, hd);
         } else {
           std::fill(og, og + m * hd, 0.0f);
