@@ -20,17 +20,29 @@ WeightView f32_rows(const float* data, int64_t rows, int64_t cols, int64_t strid
   return WeightView{DType::F32, data, rows, cols, size_t(stride) * sizeof(float)};
 }
 
+// The first key the query at position pos sees: 0, or the start of its sliding window.
+int64_t window_start(const AttentionScores& how, int64_t pos) {
+  return how.window > 0 ? std::max<int64_t>(0, pos + 1 - how.window) : 0;
+}
+
+// A row of len scores whose keys [lo, hi) are visible: the others weigh 0; the visible ones are
+// scaled, soft-capped and exponentiated (the softmax's parts, before its division).
+SoftmaxParts masked_softmax_parts(float* row, int64_t lo, int64_t hi, int64_t len, float scale,
+                                  const AttentionScores& how) {
+  std::fill(row, row + lo, 0.0f);
+  scale_inplace(row + lo, hi - lo, scale);
+  if (how.softcap > 0) softcap_inplace(row + lo, hi - lo, how.softcap);
+  return softmax_parts(row + lo, hi - lo, len - lo);
+}
+
 // The causal mask, scale, softcap and softmax of query row i's scores over n_kv keys. Positions
 // count from the row's first key: a caller whose keys start at position s passes n_past - s (below
 // 0 for a chunk's later rows when s is past n_past).
 void normalize_scores(float* row, int i, int n_past, int n_kv, float scale, const AttentionScores& how) {
-  const int visible = n_past + i + 1;  // causal: query i sees keys 0..n_past+i
-  // ...and with a window only the last `window` of them; the others weigh 0.
-  const int first = how.window > 0 ? std::max(0, visible - how.window) : 0;
-  for (int j = 0; j < first; ++j) row[j] = 0.0f;
-  scale_inplace(row + first, visible - first, scale);
-  if (how.softcap > 0) softcap_inplace(row + first, visible - first, how.softcap);
-  softmax_row(row + first, visible - first, n_kv - first);
+  // Causal: query i sees keys up to n_past + i, and with a window only the last `window` of them.
+  const int64_t visible = n_past + i + 1, first = window_start(how, n_past + i);
+  const float inv = 1.0f / masked_softmax_parts(row, first, visible, n_kv, scale, how).sum;
+  for (int64_t j = first; j < visible; ++j) row[j] *= inv;
 }
 
 }  // namespace
@@ -65,6 +77,19 @@ struct PagesScratch {
   std::vector<float> queries, scores, out, values_t, rows;
   std::vector<uint16_t> values_t16, rows16;
 };
+PagesScratch& pages_scratch() {
+  thread_local PagesScratch s;
+  return s;
+}
+
+// The group of query heads sharing KV head kvh, rows [r0, r1) of q, as (r1 - r0) x group rows of
+// hd, head-major: row gi * (r1 - r0) + (i - r0).
+void gather_queries(const float* q, int64_t ldq, int kvh, int group, int hd, int r0, int r1, float* qg) {
+  for (int gi = 0; gi < group; ++gi)
+    for (int i = r0; i < r1; ++i)
+      std::memcpy(qg + (int64_t(gi) * (r1 - r0) + i - r0) * hd, q + i * ldq + (kvh * group + gi) * hd,
+                  size_t(hd) * sizeof(float));
+}
 template <class T>
 T* grown(std::vector<T>& v, size_t n) {
   if (v.size() < n) v.resize(n);
@@ -113,10 +138,9 @@ void transpose_values(const WeightView& values, int64_t n_kv, T* vt, int64_t ld,
 // exp(max_s - max)). No segment is shorter than this many keys.
 constexpr int64_t kMinSegmentKeys = 256;
 
-// The first key the query at position pos sees: 0, or the start of its sliding window.
-int64_t window_start(const AttentionScores& how, int64_t pos) {
-  return how.window > 0 ? std::max<int64_t>(0, pos + 1 - how.window) : 0;
-}
+// Where a unit whose first query sits at position pos starts reading keys: its window's start,
+// rounded down to a 16-row block of the decode kernels (0 without a window).
+int64_t unit_key_start(const AttentionScores& how, int64_t pos) { return window_start(how, pos) & ~int64_t(15); }
 
 // Key segments per unit: enough for two units a thread, each at least kMinSegmentKeys long; 1 (the
 // unsplit path) on one thread, and for units of more query rows than the row-sum products take.
@@ -148,7 +172,7 @@ void attention_split_keys(ThreadPool& pool, const float* q, int64_t ldq, const K
   std::vector<SegmentParts>& parts = kept;
   std::atomic<int> next{0};
   pool.run([&](int, int) {
-    thread_local PagesScratch s;
+    PagesScratch& s = pages_scratch();
     for (int u; (u = next.fetch_add(1, std::memory_order_relaxed)) < units;) {
       const int seg = u % segments, kvh = (u / segments) % kv_heads, chunk = u / (segments * kv_heads);
       const int c0 = chunk * rows_per_chunk, c1 = std::min(n, c0 + rows_per_chunk);
@@ -158,7 +182,7 @@ void attention_split_keys(ThreadPool& pool, const float* q, int64_t ldq, const K
       // The unit's keys start where its first query's window does (a sliding-window layer reads
       // only the window); the segment's are [k0, k1), each starting on a 16-row block of the
       // decode kernels.
-      const int64_t start = window_start(how, n_past + c0) & ~int64_t(15), span = unit_kv - start;
+      const int64_t start = unit_key_start(how, n_past + c0), span = unit_kv - start;
       const int64_t k0 = start + ((span * seg / segments) & ~int64_t(15));
       const int64_t k1 = seg + 1 == segments ? unit_kv : start + ((span * (seg + 1) / segments) & ~int64_t(15));
       const int64_t len = k1 - k0;
@@ -168,10 +192,7 @@ void attention_split_keys(ThreadPool& pool, const float* q, int64_t ldq, const K
       part.out.assign(size_t(m * hd), 0.0f);
       if (len <= 0) continue;
       float* qg = grown(s.queries, size_t(m * hd));
-      for (int gi = 0; gi < group; ++gi)
-        for (int i = c0; i < c1; ++i)
-          std::memcpy(qg + (int64_t(gi) * rows + i - c0) * hd, q + i * ldq + (kvh * group + gi) * hd,
-                      size_t(hd) * sizeof(float));
+      gather_queries(q, ldq, kvh, group, hd, c0, c1, qg);
       const size_t key_stride = size_t(g.token_stride_bytes()), value_stride = size_t(gv.token_stride_bytes());
       const uint8_t* keys = k_pages + kv_offset(g, 0, uint32_t(kvh)) + size_t(k0) * key_stride;
       const uint8_t* values = v_pages + kv_offset(gv, 0, uint32_t(kvh)) + size_t(k0) * value_stride;
@@ -181,14 +202,10 @@ void attention_split_keys(ThreadPool& pool, const float* q, int64_t ldq, const K
       for (int gi = 0; gi < group; ++gi)
         for (int i = c0; i < c1; ++i) {
           const int64_t r = int64_t(gi) * rows + i - c0;
-          float* row = sc + r * len;
           // The keys query i sees ([first, visible) as in normalize_scores), within the segment.
           const int64_t visible = n_past + i + 1, first = window_start(how, n_past + i);
           const int64_t lo = std::clamp<int64_t>(first - k0, 0, len), hi = std::clamp<int64_t>(visible - k0, lo, len);
-          std::fill(row, row + lo, 0.0f);
-          scale_inplace(row + lo, hi - lo, scale);
-          if (how.softcap > 0) softcap_inplace(row + lo, hi - lo, how.softcap);
-          const SoftmaxParts p = softmax_parts(row + lo, hi - lo, len - lo);
+          const SoftmaxParts p = masked_softmax_parts(sc + r * len, lo, hi, len, scale, how);
           part.max[size_t(r)] = p.max;
           part.sum[size_t(r)] = p.sum;
         }
@@ -200,10 +217,10 @@ void attention_split_keys(ThreadPool& pool, const float* q, int64_t ldq, const K
   for (int kvh = 0; kvh < kv_heads; ++kvh)
     for (int chunk = 0; chunk < chunks; ++chunk) {
       const int c0 = chunk * rows_per_chunk, c1 = std::min(n, c0 + rows_per_chunk);
+      const int u0 = (chunk * kv_heads + kvh) * segments;  // the unit's first segment
       for (int gi = 0; gi < group; ++gi)
         for (int i = c0; i < c1; ++i) {
           const size_t r = size_t(gi) * size_t(c1 - c0) + size_t(i - c0);
-          const int u0 = (chunk * kv_heads + kvh) * segments;
           float mx = -INFINITY;
           for (int seg = 0; seg < segments; ++seg) mx = std::max(mx, parts[size_t(u0 + seg)].max[r]);
           float total = 0.0f;
@@ -243,7 +260,7 @@ void attention_pages(ThreadPool& pool, const float* q, int64_t ldq, const KvGeom
     return attention_split_keys(pool, q, ldq, g, k_pages, v_pages, out, ldo, n, n_heads, n_past, how, chunks, segments);
   std::atomic<int> next{0};
   pool.run([&](int, int) {
-    thread_local PagesScratch s;
+    PagesScratch& s = pages_scratch();
     ThreadPool inline_pool(1);
     for (int u; (u = next.fetch_add(1, std::memory_order_relaxed)) < units;) {
       const int kvh = u % kv_heads, c0 = (u / kv_heads) * rows_per_chunk, c1 = std::min(n, c0 + rows_per_chunk);
@@ -251,7 +268,7 @@ void attention_pages(ThreadPool& pool, const float* q, int64_t ldq, const KvGeom
       // The unit's keys start where its first query's window does (0 without a window): a
       // sliding-window layer reads only the keys its queries see. Positions below are relative
       // to start.
-      const int64_t start = window_start(how, n_past + c0) & ~int64_t(15);
+      const int64_t start = unit_key_start(how, n_past + c0);
       const int64_t unit_kv = n_past + c1 - start;  // keys the unit's last query sees
       const size_t key_stride = size_t(g.token_stride_bytes()), value_stride = size_t(gv.token_stride_bytes());
       const uint8_t* keys = k_pages + kv_offset(g, 0, uint32_t(kvh)) + size_t(start) * key_stride;
@@ -273,12 +290,8 @@ void attention_pages(ThreadPool& pool, const float* q, int64_t ldq, const KvGeom
       for (int i0 = c0; i0 < c1; i0 += rows_per_pass) {
         const int i1 = std::min(c1, i0 + rows_per_pass), rows = i1 - i0;
         const int64_t m = int64_t(rows) * group, n_kv = n_past + i1 - start;
-        // The group's queries as m rows, head-major: row gi * rows + (i - i0).
         float* qg = grown(s.queries, size_t(m * hd));
-        for (int gi = 0; gi < group; ++gi)
-          for (int i = i0; i < i1; ++i)
-            std::memcpy(qg + (int64_t(gi) * rows + i - i0) * hd, q + i * ldq + (kvh * group + gi) * hd,
-                        size_t(hd) * sizeof(float));
+        gather_queries(q, ldq, kvh, group, hd, i0, i1, qg);
         // scores = Q K^T: the head's keys are rows a fixed stride apart in either layout, a typed
         // "weight" of n_kv rows read once for the whole group.
         float* sc = grown(s.scores, size_t(m * n_kv));
