@@ -46,7 +46,9 @@ check "template: several files need --json" one_line_error "need --json" "$TANDE
 check "run: --chat takes text" one_line_error "--chat takes -p TEXT" "$TANDEM" run -m "$STORIES" --chat --prompt-ids "1 2"
 check "run: --system needs --chat" one_line_error "apply with --chat" "$TANDEM" run -m "$STORIES" -p hi --system x
 once=$("$TANDEM" run -m "$STORIES" --chat --template "$TMPL" --system "Tell a story." -p "Once" -n 8 --temp 0 2>"$WORK/run.err")
-check "run --chat: exit 0 and text" [ $? -eq 0 ] && [ -n "$once" ]
+once_rc=$?
+check "run --chat: exit 0" [ "$once_rc" -eq 0 ]
+check "run --chat: text" [ -n "$once" ]
 printf 'Once\n/nonsense\n%s\n/reset\nOnce\n/exit\nnever read\n' "$(printf 'a%.0s' $(seq 400))" >"$WORK/chat.in"
 "$TANDEM" chat -m "$STORIES" --template "$TMPL" --system "Tell a story." -n 8 --temp 0 -v <"$WORK/chat.in" >"$WORK/chat.out" 2>"$WORK/chat.err"
 rc=$?

@@ -150,7 +150,7 @@ if [ "$has_compiler" -eq 0 ]; then
   echo "bad_input: compile cache cases skipped (built without the MLIR compiler)"
 else
   bad "buckets past the context" "context of 512" "$TANDEM" compile -m "$M" --buckets 128,1024 -o "$WORK/c-big"
-  holds "no cache left behind" [ ! -e "$WORK/c-big/manifest.json" ] && [ ! -e "$WORK/c-big/programs" ]
+  holds "no cache left behind" none_exist "$WORK/c-big/manifest.json" "$WORK/c-big/programs"
   C="$WORK/cache"
   # head_major for both phases: every KV append is a compiled program (no warning line).
   "$TANDEM" compile -m "$M" --buckets 4 --kv-layout head_major --no-validate -o "$C" >/dev/null 2>&1
@@ -183,22 +183,34 @@ long_run() {  # long_run OUT ERR ARGS...: a long generation in the background; w
   "$TANDEM" run --prompt-ids "1 2 3" -n 1000000 -c 1000100 --temp 0 --ignore-eos -t 1 "$@" >"$out" 2>"$err" &
   pid=$!
   for _ in $(seq 1 600); do [ -s "$out" ] || ! kill -0 $pid 2>/dev/null && break; sleep 0.05; done
+  [ -s "$out" ] || echo "  note: no token from the run in $out after 30 s (still running: $(kill -0 $pid 2>/dev/null && echo yes || echo no))"
 }
 finish() {  # finish: the background run's exit status; one that has not ended in 60 s is killed (137)
   timeout 60 tail --pid=$pid -f /dev/null || kill -KILL $pid 2>/dev/null
   wait $pid
 }
+# A background run's cases say nothing but their names when they fail; these failures come under
+# load and rarely, so the run's exit status and the end of its stderr are printed beside them.
+said_if_failed() {  # said_if_failed FAILED_BEFORE ERR_FILE
+  [ "$failed" -gt "$1" ] || return 0
+  echo "  rc=$rc; the run's stderr ends:"
+  tail -n 5 "$2" | sed 's/^/    /'
+}
 cp "$M" "$WORK/victim.gguf"
 long_run "$WORK/v.out" "$WORK/v.err" -m "$WORK/victim.gguf" -v
 sleep 0.5; : >"$WORK/victim.gguf"
 finish; rc=$?
+before=$failed
 holds "truncated while mapped: exit 1" [ "$rc" -eq 1 ]
 holds "truncated while mapped: said" grep -q "victim.gguf: the file changed on disk while tandem was using it" "$WORK/v.err"
+said_if_failed $before "$WORK/v.err"
 cp "$M" "$WORK/victim2.gguf"
 long_run "$WORK/n.out" "$WORK/n.err" -m "$WORK/victim2.gguf" --no-mmap
 sleep 0.5; : >"$WORK/victim2.gguf"; sleep 0.5
 kill -INT $pid; finish; rc=$?
+before=$failed
 holds "--no-mmap: unaffected, stopped by Ctrl-C (130)" [ "$rc" -eq 130 ]
+said_if_failed $before "$WORK/n.err"
 holds "run -v says the file is mapped" bash -c "\"$TANDEM\" ${RUN[*]@Q} -m '$M' -v 2>&1 >/dev/null | grep -q '^model file: mapped'"
 holds "run -v says --no-mmap never maps it" bash -c "\"$TANDEM\" ${RUN[*]@Q} -m '$M' -v --no-mmap 2>&1 >/dev/null | grep -q '^model file: read into huge pages (never mapped again)'"
 
@@ -206,34 +218,42 @@ holds "run -v says --no-mmap never maps it" bash -c "\"$TANDEM\" ${RUN[*]@Q} -m 
 case_in signals
 long_run "$WORK/s.out" "$WORK/s.err" -m "$M"
 sleep 0.3; kill -INT $pid; finish; rc=$?
+before=$failed
 holds "run SIGINT: exit 130" [ "$rc" -eq 130 ]
 # The output ends with run's closing newline: it stopped at a token boundary and finished writing
 # (killed by the signal, it would end mid-stream).
 ends_cleanly() { [ -s "$1" ] && [ "$(tail -c 1 "$1" | od -An -c | tr -d ' ')" = '\n' ]; }
 holds "run SIGINT: the tokens so far printed, whole" ends_cleanly "$WORK/s.out"
 holds "run SIGINT: said" grep -q "interrupted (SIGINT)" "$WORK/s.err"
+said_if_failed $before "$WORK/s.err"
 long_run "$WORK/s.out" "$WORK/s.err" -m "$M"
 sleep 0.3; kill -TERM $pid; finish; rc=$?
+before=$failed
 holds "run SIGTERM: exit 143" [ "$rc" -eq 143 ]
 holds "run SIGTERM: the tokens so far printed, whole" ends_cleanly "$WORK/s.out"
+said_if_failed $before "$WORK/s.err"
 mkdir -p "$WORK/gm"
-"$TANDEM" gen-model --preset tinyllama-1.1b --type q4_0 -t 1 -o "$WORK/gm/big.gguf" >/dev/null 2>&1 &
+"$TANDEM" gen-model --preset tinyllama-1.1b --type q4_0 -t 1 -o "$WORK/gm/big.gguf" >/dev/null 2>"$WORK/gm.err" &
 pid=$!
 # Signalled once its temporary file exists (it is writing), not after a fixed time: a slow start
 # (a sanitizer build on a busy machine) would otherwise meet the signal before its handler.
 for _ in $(seq 1 600); do [ -n "$(ls -A "$WORK/gm")" ] || ! kill -0 $pid 2>/dev/null && break; sleep 0.05; done
 kill -INT $pid; finish; rc=$?
+before=$failed
 holds "gen-model SIGINT: exit 130" [ "$rc" -eq 130 ]
 holds "gen-model SIGINT: no file, no temporary" [ -z "$(ls -A "$WORK/gm")" ]
+said_if_failed $before "$WORK/gm.err"
 
 if [ "$has_compiler" -eq 1 ]; then
   # compile stopped between variants: no programs/ left without a manifest.
-  "$TANDEM" compile -m "$M" --buckets 4,8,16,32,64,128,256 --power-levels max,1.5W,1W -o "$WORK/c-int" >/dev/null 2>&1 &
+  "$TANDEM" compile -m "$M" --buckets 4,8,16,32,64,128,256 --power-levels max,1.5W,1W -o "$WORK/c-int" >/dev/null 2>"$WORK/c-int.err" &
   pid=$!
   for _ in $(seq 1 400); do [ -d "$WORK/c-int/programs" ] || ! kill -0 $pid 2>/dev/null && break; sleep 0.05; done
   kill -INT $pid; finish; rc=$?
+  before=$failed
   holds "compile SIGINT: exit 130" [ "$rc" -eq 130 ]
-  holds "compile SIGINT: no programs without a manifest" [ ! -e "$WORK/c-int/programs" ] && [ ! -e "$WORK/c-int/manifest.json" ]
+  holds "compile SIGINT: no programs without a manifest" none_exist "$WORK/c-int/programs" "$WORK/c-int/manifest.json"
+  said_if_failed $before "$WORK/c-int.err"
 fi
 
 summary=""
