@@ -5,9 +5,9 @@
 #include <cstring>
 #include <sstream>
 
+#include "core/fp16_rows.h"
 #include "core/half.h"
 #include "core/quant.h"
-#include "npu/kernels/fp16_rows.h"
 #include "npu/kernels/tile_product.h"
 
 namespace tandem::npu {
@@ -24,7 +24,7 @@ const float* fp16_table() {
       const fp16_t v = fp16_t(h);
       std::memcpy(&halves[h * 2], &v, 2);
     }
-    kernels::widen_fp16_row_portable(halves.data(), t.data(), 65536);  // the rows' exact semantics
+    widen_fp16_row_portable(halves.data(), t.data(), 65536);  // the rows' exact semantics
     return t;
   }();
   return table.data();
@@ -87,10 +87,10 @@ void Executor::exec_mma(const MmaArgs& m) {
   float* a = mma_a_.data();
   float* b = mma_b_.data();
   float* out = mma_out_.data();
-  for (int i = 0; i < T; ++i) kernels::widen_fp16_row(&tcm_[m.a + size_t(i) * m.lda], a + size_t(i) * T, T);
+  for (int i = 0; i < T; ++i) widen_fp16_row(&tcm_[m.a + size_t(i) * m.lda], a + size_t(i) * T, T);
   // b[k][j] = B(k, j); with tb the array loads the stored tile S column-wise: B(k, j) = S(j, k).
   float* s = m.tb ? out : b;
-  for (int i = 0; i < T; ++i) kernels::widen_fp16_row(&tcm_[m.b + size_t(i) * m.ldb], s + size_t(i) * T, T);
+  for (int i = 0; i < T; ++i) widen_fp16_row(&tcm_[m.b + size_t(i) * m.ldb], s + size_t(i) * T, T);
   if (m.tb) transpose(out, b, T);
   kernels::tile_product(a, b, out, T);
   // With tc, C is written through the transposing port: memory row j holds column j of out.
@@ -98,7 +98,7 @@ void Executor::exec_mma(const MmaArgs& m) {
     transpose(out, a, T);
     out = a;
   }
-  for (int r = 0; r < T; ++r) kernels::narrow_fp16_row(out + size_t(r) * T, &tcm_[m.c + size_t(r) * m.ldc], T, m.acc);
+  for (int r = 0; r < T; ++r) narrow_fp16_row(out + size_t(r) * T, &tcm_[m.c + size_t(r) * m.ldc], T, m.acc);
 }
 
 void Executor::exec_vec(const VecArgs& v) {
@@ -164,7 +164,7 @@ void Executor::exec_vec(const VecArgs& v) {
       } else {
         dequantize_row_q4_0(reinterpret_cast<const BlockQ4_0*>(vec_blocks_.data()), vec_tmp_.data(), n);
       }
-      kernels::narrow_fp16_row(vec_tmp_.data(), M + v.dst, int(n), false);
+      narrow_fp16_row(vec_tmp_.data(), M + v.dst, int(n), false);
       break;
     }
   }

@@ -183,6 +183,30 @@ TEST(KvPages, LongCachesSplitOrWindowedMatchTheHostLayout) {
   cpu::set_gemm_precision(saved);
 }
 
+// A prompt's rows are stored by the pool's threads (kv_store_pages with a pool): each type and
+// layout must come out byte for byte as the one-thread store, and nothing outside its rows written.
+TEST(KvPages, StoresSpreadOverThreadsWriteTheOneThreadBytes) {
+  const int kv_heads = 4, hd = 64, context = 400, kv = kv_heads * hd, n_past = 50;
+  NormalValues values{std::mt19937(11)};
+  ThreadPool pool(3);
+  for (KvLayout layout : {KvLayout::kTokenMajor, KvLayout::kHeadMajor})
+    for (auto [kt, vt] : {std::pair{DType::F32, DType::F32}, std::pair{DType::F16, DType::F16},
+                          std::pair{DType::Q8_0, DType::Q8_0}, std::pair{DType::F16, DType::Q8_0}})
+      for (int n : {1, 300}) {  // a decode step (one thread) and a prompt (spread: 300 x 256 values)
+        const KvGeometry g{uint32_t(context), uint32_t(kv_heads), uint32_t(hd), 16, layout, kt, vt};
+        const std::vector<float> k = values(size_t(n * kv)), v = values(size_t(n * kv));
+        std::vector<uint8_t> k_one(g.bytes(), 0xab), v_one(g.values().bytes(), 0xab);
+        std::vector<uint8_t> k_spread = k_one, v_spread = v_one;
+        cpu::kv_store_pages(k.data(), kv, v.data(), kv, n, g, k_one.data(), v_one.data(), n_past);
+        cpu::kv_store_pages(pool, k.data(), kv, v.data(), kv, n, g, k_spread.data(), v_spread.data(), n_past);
+        SCOPED_TRACE(std::string(kv_layout_name(layout)) + " " + std::string(dtype_name(kt)) + "/" +
+                     std::string(dtype_name(vt)) + " n " + std::to_string(n));
+        EXPECT_TRUE(k_spread == k_one);
+        EXPECT_TRUE(v_spread == v_one);
+        EXPECT_NE(k_one, std::vector<uint8_t>(g.bytes(), 0xab));  // the rows were written at all
+      }
+}
+
 TEST(KvPages, TypesAreCheckedByName) {
   EXPECT_TRUE(kv_type_from_name("q8_0", "--cache-type-k").ok());
   const Result<DType> bad = kv_type_from_name("q4_0", "--cache-type-v");

@@ -59,7 +59,7 @@ void CpuDevice::run(const OpCall& c) {
       break;
     case OpKind::kKvStore:
       if (c.paged_kv()) {
-        cpu::kv_store_pages(c.a.data, c.a.ld, c.b.data, c.b.ld, n, c.kv_pages, c.k_pages, c.v_pages, c.n_past);
+        cpu::kv_store_pages(pool_, c.a.data, c.a.ld, c.b.data, c.b.ld, n, c.kv_pages, c.k_pages, c.v_pages, c.n_past);
         break;
       }
       cpu::kv_store(c.a.data, c.a.ld, c.b.data, c.b.ld, n, int(c.a.cols), c.k_cache, c.v_cache, c.context, c.n_past);

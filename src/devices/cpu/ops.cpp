@@ -1,5 +1,6 @@
 #include "devices/cpu/ops.h"
 
+#include "core/fp16_rows.h"
 #include "core/half.h"
 #include "core/quant.h"
 
@@ -181,28 +182,40 @@ namespace {
 // One head's row of a token (head_dim floats) into a cache element of type t.
 void store_head_row(const float* x, uint32_t head_dim, DType t, uint8_t* dst) {
   switch (t) {
-    case DType::F16:
-      for (uint32_t d = 0; d < head_dim; ++d) {
-        const fp16_t h = f32_to_fp16(x[d]);
-        std::memcpy(dst + 2 * d, &h, 2);
-      }
-      return;
+    case DType::F16: narrow_fp16_row(x, dst, int(head_dim), false); return;
     case DType::Q8_0: quantize_row_q8_0(x, reinterpret_cast<BlockQ8_0*>(dst), head_dim); return;
     default: std::memcpy(dst, x, size_t(head_dim) * sizeof(float)); return;  // f32 (check_kv_type)
   }
+}
+
+// Tokens [i0, i1) of kv_store_pages.
+void store_tokens(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t i0, int64_t i1, const KvGeometry& g,
+                  uint8_t* k_pages, uint8_t* v_pages, int n_past) {
+  const KvGeometry gv = g.values();
+  for (int64_t i = i0; i < i1; ++i)
+    for (uint32_t h = 0; h < g.heads; ++h) {
+      const int64_t from = int64_t(h) * g.head_dim;
+      store_head_row(k + i * ldk + from, g.head_dim, g.type, k_pages + kv_offset(g, uint32_t(n_past + i), h));
+      store_head_row(v + i * ldv + from, g.head_dim, gv.type, v_pages + kv_offset(gv, uint32_t(n_past + i), h));
+    }
 }
 
 }  // namespace
 
 void kv_store_pages(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n, const KvGeometry& g,
                     uint8_t* k_pages, uint8_t* v_pages, int n_past) {
-  const KvGeometry gv = g.values();
-  for (int64_t i = 0; i < n; ++i)
-    for (uint32_t h = 0; h < g.heads; ++h) {
-      const int64_t from = int64_t(h) * g.head_dim;
-      store_head_row(k + i * ldk + from, g.head_dim, g.type, k_pages + kv_offset(g, uint32_t(n_past + i), h));
-      store_head_row(v + i * ldv + from, g.head_dim, gv.type, v_pages + kv_offset(gv, uint32_t(n_past + i), h));
-    }
+  store_tokens(k, ldk, v, ldv, 0, n, g, k_pages, v_pages, n_past);
+}
+
+void kv_store_pages(ThreadPool& pool, const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n,
+                    const KvGeometry& g, uint8_t* k_pages, uint8_t* v_pages, int n_past) {
+  // A decode step's row converts in well under a microsecond: only a prompt's rows are spread.
+  constexpr int64_t kMinValuesToSpread = int64_t(1) << 14;
+  if (pool.size() == 1 || n * int64_t(g.heads) * g.head_dim < kMinValuesToSpread)
+    return store_tokens(k, ldk, v, ldv, 0, n, g, k_pages, v_pages, n_past);
+  pool.parallel_for(size_t(n), [&](size_t b, size_t e, int) {
+    store_tokens(k, ldk, v, ldv, int64_t(b), int64_t(e), g, k_pages, v_pages, n_past);
+  });
 }
 
 }  // namespace tandem::cpu

@@ -61,5 +61,8 @@ void kv_store(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t 
 // rows n_past.. of k into g, of v into g.values(). q8_0 rounds as ggml's reference quantizer.
 void kv_store_pages(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n, const KvGeometry& g,
                     uint8_t* k_pages, uint8_t* v_pages, int n_past);
+// The same, a prompt's tokens spread over the pool's threads.
+void kv_store_pages(ThreadPool& pool, const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n,
+                    const KvGeometry& g, uint8_t* k_pages, uint8_t* v_pages, int n_past);
 
 }  // namespace tandem::cpu

@@ -1,5 +1,6 @@
-// The F16C row conversions give exactly the bits of core/half.h's conversions, including ties,
-// subnormals, overflow and NaN payloads, so the NPU model's results do not depend on the host.
+// The hardware row conversions (F16C on x86-64, fcvt on aarch64) give exactly the bits of
+// core/half.h's conversions, including ties, subnormals, overflow and NaN payloads, so the NPU
+// model's results and the f16 KV cache do not depend on the host.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,9 +11,9 @@
 #include <random>
 #include <vector>
 
-#include "npu/kernels/fp16_rows.h"
+#include "core/fp16_rows.h"
 
-namespace tandem::npu::kernels {
+namespace tandem {
 namespace {
 
 std::vector<float> awkward_values() {
@@ -34,8 +35,8 @@ std::vector<float> awkward_values() {
   return v;
 }
 
-TEST(Fp16Rows, F16cNarrowMatchesPortableBits) {
-  if (!fp16_rows_f16c_available()) GTEST_SKIP() << "no F16C here";
+TEST(Fp16Rows, SimdNarrowMatchesPortableBits) {
+  if (!fp16_rows_simd_available()) GTEST_SKIP() << "no F16C here (x86-64 without it)";
   const std::vector<float> src = awkward_values();
   const int n = int(src.size());
   for (bool acc : {false, true}) {
@@ -46,7 +47,7 @@ TEST(Fp16Rows, F16cNarrowMatchesPortableBits) {
     }
     got = want;
     narrow_fp16_row_portable(src.data(), want.data(), n, acc);
-    narrow_fp16_row_f16c(src.data(), got.data(), n, acc);
+    narrow_fp16_row_simd(src.data(), got.data(), n, acc);
     for (int i = 0; i < n; ++i) {
       uint16_t w, g;
       std::memcpy(&w, &want[size_t(i) * 2], 2);
@@ -57,8 +58,8 @@ TEST(Fp16Rows, F16cNarrowMatchesPortableBits) {
   }
 }
 
-TEST(Fp16Rows, F16cWidenMatchesPortableForEveryHalf) {
-  if (!fp16_rows_f16c_available()) GTEST_SKIP() << "no F16C here";
+TEST(Fp16Rows, SimdWidenMatchesPortableForEveryHalf) {
+  if (!fp16_rows_simd_available()) GTEST_SKIP() << "no F16C here (x86-64 without it)";
   std::vector<uint8_t> halves(65536 * 2);
   for (uint32_t h = 0; h < 65536; ++h) {
     const uint16_t v = uint16_t(h);
@@ -66,11 +67,11 @@ TEST(Fp16Rows, F16cWidenMatchesPortableForEveryHalf) {
   }
   std::vector<float> want(65536), got(65536);
   widen_fp16_row_portable(halves.data(), want.data(), 65536);
-  widen_fp16_row_f16c(halves.data(), got.data(), 65536);
+  widen_fp16_row_simd(halves.data(), got.data(), 65536);
   size_t differ = 0;
   for (size_t i = 0; i < want.size(); ++i) differ += std::bit_cast<uint32_t>(want[i]) != std::bit_cast<uint32_t>(got[i]);
   EXPECT_EQ(differ, 0u);
 }
 
 }  // namespace
-}  // namespace tandem::npu::kernels
+}  // namespace tandem

@@ -1,11 +1,11 @@
 // Compiled with -mavx2 -mf16c (no -mfma). Tails go through the portable loop.
 #include <immintrin.h>
 
-#include "npu/kernels/fp16_rows.h"
+#include "core/fp16_rows.h"
 
-namespace tandem::npu::kernels {
+namespace tandem {
 
-void widen_fp16_row_f16c(const uint8_t* src, float* dst, int n) {
+void widen_fp16_row_simd(const uint8_t* src, float* dst, int n) {
   int i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i));
@@ -14,7 +14,7 @@ void widen_fp16_row_f16c(const uint8_t* src, float* dst, int n) {
   widen_fp16_row_portable(src + 2 * i, dst + i, n - i);
 }
 
-void narrow_fp16_row_f16c(const float* src, uint8_t* dst, int n, bool accumulate) {
+void narrow_fp16_row_simd(const float* src, uint8_t* dst, int n, bool accumulate) {
   int i = 0;
   for (; i + 8 <= n; i += 8) {
     __m256 v = _mm256_loadu_ps(src + i);
@@ -26,4 +26,4 @@ void narrow_fp16_row_f16c(const float* src, uint8_t* dst, int n, bool accumulate
   narrow_fp16_row_portable(src + i, dst + 2 * i, n - i, accumulate);
 }
 
-}  // namespace tandem::npu::kernels
+}  // namespace tandem
