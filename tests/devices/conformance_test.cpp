@@ -104,7 +104,7 @@ const Weight& layer0(const Model& m, Weight LayerWeights::*w) { return m.layers(
 
 void add_get_rows(std::vector<Case>& out) {
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0}) {
-    for (int n : {1, 7, 33}) {
+    for (int n : {1, 7, 33, 300}) {  // 300: a prompt's rows, which the cpu spreads over its threads
       const bool strided = n == 7;
       out.push_back(Case{
           "get_rows_" + type_tag(t) + "_n" + std::to_string(n) + (strided ? "_strided" : ""), OpKind::kGetRows,
@@ -183,7 +183,7 @@ void add_matmul(std::vector<Case>& out) {
 
 void add_add_bias(std::vector<Case>& out) {
   for (bool kv : {false, true}) {
-    for (int n : {1, 7}) {
+    for (int n : {1, 7, 600}) {  // 600: a prompt's rows, which the cpu spreads over its threads
       const bool strided = n == 7;
       out.push_back(Case{std::string("add_bias_") + (kv ? "bk" : "bq") + "_n" + std::to_string(n) +
                              (strided ? "_strided" : ""),
@@ -205,7 +205,7 @@ void add_rope(std::vector<Case>& out) {
   };
   for (bool half : {false, true}) {
     for (Shape s : {Shape{1, 0, 4, 16}, Shape{7, 0, 4, 16}, Shape{5, 37, 4, 16}, Shape{1, 1000, 4, 16},
-                    Shape{3, 250, 2, 64}}) {
+                    Shape{3, 250, 2, 64}, Shape{300, 3, 4, 16}}) {  // 300 rows: spread over the cpu's threads
       out.push_back(Case{std::string("rope_") + (half ? "half" : "adjacent") + "_n" + std::to_string(s.n) + "_pos" +
                              std::to_string(s.pos) + "_h" + std::to_string(s.heads) + "x" +
                              std::to_string(s.head_dim),
@@ -298,7 +298,7 @@ void add_attention(std::vector<Case>& out) {
 
 void add_elementwise(std::vector<Case>& out) {
   for (OpKind k : {OpKind::kSwiglu, OpKind::kAdd}) {
-    for (int n : {1, 7, 33}) {
+    for (int n : {1, 7, 33, 300}) {  // 300: a prompt's rows, which the cpu spreads over its threads
       const int cols = k == OpKind::kSwiglu ? 128 : 64;
       out.push_back(Case{std::string(op_kind_name(k)) + "_n" + std::to_string(n) + "_w" + std::to_string(cols), k,
                          "llama-f32",

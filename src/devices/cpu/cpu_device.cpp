@@ -29,6 +29,20 @@ void CpuDevice::run(const OpCall& c) {
   auto rows = [&](auto&& fn) {
     for (int64_t i = 0; i < n; ++i) fn(i);
   };
+  // The same over the pool's threads, each a contiguous range of rows, where the rows are a
+  // prompt's: a decode step's row is done long before the threads would wake. fn must not use the
+  // pool itself.
+  constexpr int64_t kMinValuesToSpread = int64_t(1) << 14;
+  const bool spread = pool_.size() > 1 && n * c.out.cols >= kMinValuesToSpread;
+  auto row_ranges = [&](auto&& fn) {
+    if (!spread) return fn(int64_t(0), n);
+    pool_.parallel_for(size_t(n), [&](size_t b, size_t e, int) { fn(int64_t(b), int64_t(e)); });
+  };
+  auto spread_rows = [&](auto&& fn) {
+    row_ranges([&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) fn(i);
+    });
+  };
   switch (c.kind) {
     case OpKind::kMatmul: {
       cpu::matmul(pool_, view_of(*c.weight, c.row_begin, c.row_end), c.a.data, n, c.a.ld, c.out.data + c.row_begin,
@@ -38,7 +52,7 @@ void CpuDevice::run(const OpCall& c) {
     case OpKind::kGetRows: {
       const Weight& w = *c.weight;
       const cpu::WeightView view{w.type, w.data, w.rows, w.cols, w.row_bytes()};
-      rows([&](int64_t i) {
+      spread_rows([&](int64_t i) {
         cpu::dequantize_row(view, c.ids[i], c.out.data + i * c.out.ld);
         if (c.scale != 0 && c.scale != 1.0f) cpu::scale_inplace(c.out.data + i * c.out.ld, c.out.cols, c.scale);
       });
@@ -53,9 +67,17 @@ void CpuDevice::run(const OpCall& c) {
         cpu::rmsnorm(pool_, c.a.data + i * c.a.ld, c.weight->f32(), c.out.data + i * c.out.ld, 1, c.out.cols, c.eps);
       });
       break;
-    case OpKind::kAddBias: cpu::add_bias(c.out.data, c.weight->f32(), n, c.out.cols, c.out.ld); break;
+    case OpKind::kAddBias:
+      row_ranges([&](int64_t b, int64_t e) {
+        cpu::add_bias(c.out.data + b * c.out.ld, c.weight->f32(), e - b, c.out.cols, c.out.ld);
+      });
+      break;
     case OpKind::kRope:
-      cpu::rope_inplace(c.out.data, n, c.out.ld, c.n_heads, c.head_dim, c.cos, c.sin, c.half_split);
+      row_ranges([&](int64_t b, int64_t e) {  // row r's angles are row r of the tables
+        const int64_t half = c.head_dim / 2;
+        cpu::rope_inplace(c.out.data + b * c.out.ld, e - b, c.out.ld, c.n_heads, c.head_dim, c.cos + b * half,
+                          c.sin + b * half, c.half_split);
+      });
       break;
     case OpKind::kKvStore:
       if (c.paged_kv()) {
@@ -78,16 +100,17 @@ void CpuDevice::run(const OpCall& c) {
       break;
     }
     case OpKind::kSwiglu:
-      rows([&](int64_t i) { cpu::swiglu_inplace(c.out.data + i * c.out.ld, c.a.data + i * c.a.ld, c.out.cols); });
+      spread_rows(
+          [&](int64_t i) { cpu::swiglu_inplace(c.out.data + i * c.out.ld, c.a.data + i * c.a.ld, c.out.cols); });
       break;
     case OpKind::kGeglu:
-      rows([&](int64_t i) { cpu::geglu_inplace(c.out.data + i * c.out.ld, c.a.data + i * c.a.ld, c.out.cols); });
+      spread_rows([&](int64_t i) { cpu::geglu_inplace(c.out.data + i * c.out.ld, c.a.data + i * c.a.ld, c.out.cols); });
       break;
     case OpKind::kAdd:
-      rows([&](int64_t i) { cpu::add_inplace(c.out.data + i * c.out.ld, c.a.data + i * c.a.ld, c.out.cols); });
+      spread_rows([&](int64_t i) { cpu::add_inplace(c.out.data + i * c.out.ld, c.a.data + i * c.a.ld, c.out.cols); });
       break;
     case OpKind::kSoftcap:
-      rows([&](int64_t i) { cpu::softcap_inplace(c.out.data + i * c.out.ld, c.out.cols, c.softcap); });
+      spread_rows([&](int64_t i) { cpu::softcap_inplace(c.out.data + i * c.out.ld, c.out.cols, c.softcap); });
       break;
     case OpKind::kNormLinear: {
       // The norm into `out` (a fused op's semantics allow `out` to be written), then every
