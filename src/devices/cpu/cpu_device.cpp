@@ -30,10 +30,8 @@ void CpuDevice::run(const OpCall& c) {
     for (int64_t i = 0; i < n; ++i) fn(i);
   };
   // The same over the pool's threads, each a contiguous range of rows, where the rows are a
-  // prompt's: a decode step's row is done long before the threads would wake. fn must not use the
-  // pool itself.
-  constexpr int64_t kMinValuesToSpread = int64_t(1) << 14;
-  const bool spread = pool_.size() > 1 && n * c.out.cols >= kMinValuesToSpread;
+  // prompt's (cpu::kMinValuesToSpread). fn must not use the pool itself.
+  const bool spread = pool_.size() > 1 && n * c.out.cols >= cpu::kMinValuesToSpread;
   auto row_ranges = [&](auto&& fn) {
     if (!spread) return fn(int64_t(0), n);
     pool_.parallel_for(size_t(n), [&](size_t b, size_t e, int) { fn(int64_t(b), int64_t(e)); });

@@ -209,8 +209,6 @@ void kv_store_pages(const float* k, int64_t ldk, const float* v, int64_t ldv, in
 
 void kv_store_pages(ThreadPool& pool, const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n,
                     const KvGeometry& g, uint8_t* k_pages, uint8_t* v_pages, int n_past) {
-  // A decode step's row converts in well under a microsecond: only a prompt's rows are spread.
-  constexpr int64_t kMinValuesToSpread = int64_t(1) << 14;
   if (pool.size() == 1 || n * int64_t(g.heads) * g.head_dim < kMinValuesToSpread)
     return store_tokens(k, ldk, v, ldv, 0, n, g, k_pages, v_pages, n_past);
   pool.parallel_for(size_t(n), [&](size_t b, size_t e, int) {

@@ -12,6 +12,10 @@ class ThreadPool;
 
 namespace tandem::cpu {
 
+// Rows of a row-wise op are spread over the pool's threads from this many values on (a prompt's
+// rows); below it (a decode step's one row) they are done before the other threads would wake.
+constexpr int64_t kMinValuesToSpread = int64_t(1) << 14;
+
 // y = x / rms(x) * weight, for n rows of dim elements (stride dim).
 void rmsnorm(ThreadPool& pool, const float* x, const float* weight, float* y, int64_t n,
              int64_t dim, float eps);
@@ -61,7 +65,7 @@ void kv_store(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t 
 // rows n_past.. of k into g, of v into g.values(). q8_0 rounds as ggml's reference quantizer.
 void kv_store_pages(const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n, const KvGeometry& g,
                     uint8_t* k_pages, uint8_t* v_pages, int n_past);
-// The same, a prompt's tokens spread over the pool's threads.
+// The same, a prompt's tokens spread over the pool's threads (kMinValuesToSpread).
 void kv_store_pages(ThreadPool& pool, const float* k, int64_t ldk, const float* v, int64_t ldv, int64_t n,
                     const KvGeometry& g, uint8_t* k_pages, uint8_t* v_pages, int n_past);
 
