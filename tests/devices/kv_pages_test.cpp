@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "core/half.h"
@@ -60,6 +61,23 @@ struct NormalValues {
     return v;
   }
 };
+
+// The cpu's attention of n query rows (heads of g.head_dim) over the typed pages equals its
+// attention over the host fp32 layout holding the same numbers (2e-5 relative).
+void expect_pages_match_host(ThreadPool& pool, const std::vector<float>& q, const std::vector<float>& k_cache,
+                             const std::vector<float>& v_cache, const KvGeometry& g,
+                             const std::vector<uint8_t>& k_pages, const std::vector<uint8_t>& v_pages, int n, int heads,
+                             int context, int n_past, const cpu::AttentionScores& how, const std::string& what) {
+  const int hd = int(g.head_dim), qd = heads * hd;
+  const int64_t stride = int64_t(n) * (n_past + n);
+  std::vector<float> scratch(size_t(stride * pool.size())), host(size_t(n * qd)), paged(size_t(n * qd));
+  cpu::attention(pool, q.data(), qd, k_cache.data(), v_cache.data(), host.data(), qd, n, heads, int(g.heads), hd,
+                 context, n_past, how, scratch.data(), stride);
+  cpu::attention_pages(pool, q.data(), qd, g, k_pages.data(), v_pages.data(), paged.data(), qd, n, heads, n_past, how);
+  for (size_t i = 0; i < host.size(); ++i)
+    ASSERT_NEAR(paged[i], host[i], 2e-5f * std::max(1.0f, std::fabs(host[i])))
+        << what << " n " << n << " n_past " << n_past << " at " << i;
+}
 
 struct Case {
   DType k, v;
@@ -116,14 +134,8 @@ TEST(KvPages, CpuAttentionOverTypedCachesMatchesTheHostLayout) {
               v_cache[size_t(col) * context + t] = vs;
             }
           }
-        const int64_t stride = int64_t(n) * (n_past + n);
-        std::vector<float> scratch(size_t(stride * pool.size())), host(size_t(n * qd)), paged(size_t(n * qd));
-        cpu::attention(pool, q.data(), qd, k_cache.data(), v_cache.data(), host.data(), qd, n, heads, kv_heads, hd, context,
-                       n_past, how, scratch.data(), stride);
-        cpu::attention_pages(pool, q.data(), qd, g, k_pages.data(), v_pages.data(), paged.data(), qd, n, heads, n_past, how);
-        for (size_t i = 0; i < host.size(); ++i)
-          ASSERT_NEAR(paged[i], host[i], 2e-5f * std::max(1.0f, std::fabs(host[i])))
-              << what << " n " << n << " n_past " << n_past << " at " << i;
+        ASSERT_NO_FATAL_FAILURE(expect_pages_match_host(pool, q, k_cache, v_cache, g, k_pages, v_pages, n, heads,
+                                                        context, n_past, how, what));
         n_past += n;
       }
     }
@@ -167,15 +179,8 @@ TEST(KvPages, LongCachesSplitOrWindowedMatchTheHostLayout) {
                 v_cache[size_t(col) * context + pos] = cached(gv, v_pages, pos, h, d);
               }
           if (n_past > 0) {  // the long prompt only fills the cache
-            const int64_t stride = int64_t(n) * (n_past + n);
-            std::vector<float> scratch(size_t(stride * pool.size())), host(size_t(n * qd)), paged(size_t(n * qd));
-            cpu::attention(pool, q.data(), qd, k_cache.data(), v_cache.data(), host.data(), qd, n, heads, kv_heads, hd,
-                           context, n_past, how, scratch.data(), stride);
-            cpu::attention_pages(pool, q.data(), qd, g, k_pages.data(), v_pages.data(), paged.data(), qd, n, heads,
-                                 n_past, how);
-            for (size_t i = 0; i < host.size(); ++i)
-              ASSERT_NEAR(paged[i], host[i], 2e-5f * std::max(1.0f, std::fabs(host[i])))
-                  << what << " n " << n << " n_past " << n_past << " at " << i;
+            ASSERT_NO_FATAL_FAILURE(expect_pages_match_host(pool, q, k_cache, v_cache, g, k_pages, v_pages, n, heads,
+                                                            context, n_past, how, what));
           }
           n_past += n;
         }

@@ -173,6 +173,7 @@ void attention_split_keys(ThreadPool& pool, const float* q, int64_t ldq, const K
   std::atomic<int> next{0};
   pool.run([&](int, int) {
     PagesScratch& s = pages_scratch();
+    ThreadPool inline_pool(1);
     for (int u; (u = next.fetch_add(1, std::memory_order_relaxed)) < units;) {
       const int seg = u % segments, kvh = (u / segments) % kv_heads, chunk = u / (segments * kv_heads);
       const int c0 = chunk * rows_per_chunk, c1 = std::min(n, c0 + rows_per_chunk);
@@ -197,7 +198,6 @@ void attention_split_keys(ThreadPool& pool, const float* q, int64_t ldq, const K
       const uint8_t* keys = k_pages + kv_offset(g, 0, uint32_t(kvh)) + size_t(k0) * key_stride;
       const uint8_t* values = v_pages + kv_offset(gv, 0, uint32_t(kvh)) + size_t(k0) * value_stride;
       float* sc = grown(s.scores, size_t(m * len));
-      ThreadPool inline_pool(1);
       key_scores(inline_pool, WeightView{g.type, keys, len, hd, key_stride}, qg, m, hd, sc, len);
       for (int gi = 0; gi < group; ++gi)
         for (int i = c0; i < c1; ++i) {
