@@ -71,6 +71,28 @@ void dequant_row(const WeightView& w, int64_t row, int64_t k0, int64_t n, float*
   }
 }
 
+// out[c * ld + r] = in[r][c] for 8 rows and 8 columns: the 8 x 8 transpose in registers
+// (unpack pairs, then quads, then swap 128-bit halves).
+inline void transpose8x8(const float* in, int64_t in_stride, float* out, int64_t ld) {
+  __m256 r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_load_ps(in + i * in_stride);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4)
+    for (int j = 0; j < 2; ++j) {
+      r[i + j] = _mm256_shuffle_ps(t[i + j], t[i + j + 2], 0x44);
+      r[i + j + 2] = _mm256_shuffle_ps(t[i + j], t[i + j + 2], 0xEE);
+    }
+  // r[0..3] hold columns 0, 2, 1, 3 of rows 0-3 (low lane) and 4, 6, 5, 7 (high); r[4..7] rows 4-7.
+  constexpr int kColumn[4] = {0, 2, 1, 3};
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(out + kColumn[i] * ld, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+    _mm256_storeu_ps(out + (kColumn[i] + 4) * ld, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+  }
+}
+
 void pack_panel(const WeightView& w, int64_t r0, int rows, int64_t k0, int64_t kc, void* panel, float*) {
   alignas(32) float staged[kNR][kMaxKc];
   float* out = static_cast<float*>(panel);
@@ -79,7 +101,11 @@ void pack_panel(const WeightView& w, int64_t r0, int rows, int64_t k0, int64_t k
     else
       for (int64_t c = 0; c < kc; ++c) staged[r][c] = 0.0f;
   }
-  for (int64_t c = 0; c < kc; ++c)
+  // Transposed 8 x 8 at a time: one element at a time it was 5% of an F16 prompt on Zen 3.
+  const int64_t vec_end = kc / 8 * 8;
+  for (int64_t c = 0; c < vec_end; c += 8)
+    for (int r = 0; r < kNR; r += 8) transpose8x8(&staged[r][c], kMaxKc, out + c * kNR + r, kNR);
+  for (int64_t c = vec_end; c < kc; ++c)
     for (int r = 0; r < kNR; ++r) out[c * kNR + r] = staged[r][c];
 }
 
