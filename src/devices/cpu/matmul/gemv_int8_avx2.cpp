@@ -347,21 +347,15 @@ template <class T, int M>
 inline void signed_dots(const Block& k, const int8_t* xq, int64_t stride, __m256i (&dot)[M]) {
 #pragma GCC unroll 8
   for (int i = 0; i < M; ++i) dot[i] = _mm256_setzero_si256();
-  auto line = [&](int j) {
+    // Not unrolled: GCC then hoisted the next lines' loads and broadcasts and ran out of registers.
+#pragma GCC unroll 1
+  for (int j = 0; j < 8; ++j) {
     const __m256i w = T::line(k, j), aw = _mm256_abs_epi8(w);
 #pragma GCC unroll 8
     for (int i = 0; i < M; ++i) {
       const __m256i p = _mm256_maddubs_epi16(aw, _mm256_sign_epi8(bcast(xq + i * stride + 4 * j), w));
       dot[i] = _mm256_add_epi32(dot[i], _mm256_madd_epi16(p, ones16()));
     }
-  };
-  // One row (decode) leaves registers to spare: unrolled, the lines' loads and products overlap.
-  if constexpr (M == 1) {
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j) line(j);
-  } else {
-#pragma GCC unroll 1
-    for (int j = 0; j < 8; ++j) line(j);
   }
 }
 
@@ -411,6 +405,48 @@ void one_row_four_bits(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) 
       const Row r{xq, a.xs[b], a.xs_lo[b], a.xd[b]};
       acc0 = T::sum(acc0, _mm256_madd_epi16(s0, ones16()), T::scales(Block{qb, mb, super, b, blocks / 8, 0}), r);
       acc1 = T::sum(acc1, _mm256_madd_epi16(s1, ones16()), T::scales(Block{qb, mb, super, b, blocks / 8, 1}), r);
+    }
+    const int64_t valid = a.rows - g * PackedWeight::kRows;
+    _mm256_maskstore_ps(a.y + g * PackedWeight::kRows, first_lanes8(valid), acc0);
+    if (valid > 8) _mm256_maskstore_ps(a.y + g * PackedWeight::kRows + 8, first_lanes8(valid - 8), acc1);
+  }
+}
+
+// Decode (one activation row) of the signed types the same way: both halves of a group per pass,
+// the activation broadcasts shared, two independent chains of sums. TinyLlama Q8_0 tg64 on Zen 3:
+// 1 thread 12.5 -> 15.2 tok/s, 2 threads 21.4 -> 26.7 (31 GB/s, the measured read bandwidth).
+template <class T>
+void one_row_signed(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
+  const PackedWeight& w = *a.w;
+  const int64_t blocks = w.blocks;
+  const int lines = int(w.qs_bytes_per_block / 64);
+  for (int64_t g = g_begin; g < g_end; ++g) {
+    const uint8_t* qs = w.qs(a.group0 + g);
+    const uint8_t* meta = w.block_meta(a.group0 + g);
+    const uint8_t* super = reinterpret_cast<const uint8_t*>(w.super_meta(a.group0 + g));
+    const MetaPrefetch meta_ahead(w, a.group0 + g, g == g_begin);
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    for (int64_t b = 0; b < blocks; ++b) {
+      const uint8_t* qb = qs + size_t(b) * w.qs_bytes_per_block;
+      for (int l = 0; l < lines; ++l)
+        _mm_prefetch(reinterpret_cast<const char*>(qb + l * 64) + kPrefetchBytes, _MM_HINT_T0);
+      meta_ahead.at(b);
+      const uint8_t* mb = meta + size_t(b) * w.meta_bytes_per_block;
+      const Block k0{qb, mb, super, b, blocks / 8, 0}, k1{qb, mb, super, b, blocks / 8, 1};
+      const int8_t* xq = a.xq + b * 32;
+      __m256i d0 = _mm256_setzero_si256(), d1 = _mm256_setzero_si256();
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        const __m256i x = bcast(xq + 4 * j);
+        const __m256i w0 = T::line(k0, j), w1 = T::line(k1, j);
+        d0 = _mm256_add_epi32(
+            d0, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w0), _mm256_sign_epi8(x, w0)), ones16()));
+        d1 = _mm256_add_epi32(
+            d1, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w1), _mm256_sign_epi8(x, w1)), ones16()));
+      }
+      const Row r{xq, a.xs[b], a.xs_lo[b], a.xd[b]};
+      acc0 = T::sum(acc0, d0, T::scales(k0), r);
+      acc1 = T::sum(acc1, d1, T::scales(k1), r);
     }
     const int64_t valid = a.rows - g * PackedWeight::kRows;
     _mm256_maskstore_ps(a.y + g * PackedWeight::kRows, first_lanes8(valid), acc0);
@@ -481,6 +517,8 @@ void gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1) {
       case 1:
         if constexpr (four_bit_codes<T>())
           one_row_four_bits<T>(p, g0, g1);
+        else if constexpr (signed_lines<T>())
+          one_row_signed<T>(p, g0, g1);
         else
           groups<T, 1>(p, g0, g1);
         break;
