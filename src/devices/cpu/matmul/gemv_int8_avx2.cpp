@@ -203,7 +203,7 @@ struct ScaledBlock32 {
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(s.d, _mm256_set1_ps(r.xd)), acc);
   }
   static constexpr bool kSignedLines = kCodeBits == 8 || kCodeBits == 0;  // Q8_0, IQ4_NL: signed_dots
-  static constexpr bool kFourBitCodes = kCodeBits == 4;                   // Q4_0: one_row_four_bits
+  static constexpr bool kFourBitCodes = kCodeBits == 4;                   // Q4_0: four_bit_dots
   static __m256i line(const Block& k, int j) {
     if constexpr (kCodeBits == 8)
       return q8_line(k.qb, k.half, j);
@@ -365,58 +365,12 @@ constexpr bool four_bit_codes() {
   return false;
 }
 
-// Decode (one activation row) of the four-bit types (Q4_0, Q4_1, Q4_K): both halves of a group in
-// one pass over its blocks. Each broadcast of the activations serves 16 rows instead of 8, and
-// with codes <= 15 all eight vpmaddubsw of a half-block sum in int16 (8 x 2 x 15 x 127 = 30480 <
-// 2^15) before one vpmaddwd: about a fifth fewer instructions per weight than groups<T, 1>.
-// TinyLlama Q4_0 decode matmuls (matmul_bench BM_TinyLlama, Zen 3, 19 / 31 GB/s read bandwidth at
-// 1 / 2 threads): 24 -> 29 tok/s at 1 thread, 42 -> 48.5 at 2; tandem bench tg128 2 threads 39.5 -> 51.4.
-template <class T>
-void one_row_four_bits(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
-  const PackedWeight& w = *a.w;
-  const int64_t blocks = w.blocks;
-  const int lines = int(w.qs_bytes_per_block / 64);
-  const __m256i low = _mm256_set1_epi8(0x0F);
-  for (int64_t g = g_begin; g < g_end; ++g) {
-    const uint8_t* qs = w.qs(a.group0 + g);
-    const uint8_t* meta = w.block_meta(a.group0 + g);
-    const uint8_t* super = reinterpret_cast<const uint8_t*>(w.super_meta(a.group0 + g));
-    const MetaPrefetch meta_ahead(w, a.group0 + g, g == g_begin);
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-    for (int64_t b = 0; b < blocks; ++b) {
-      const uint8_t* qb = qs + size_t(b) * w.qs_bytes_per_block;
-      for (int l = 0; l < lines; ++l)
-        _mm_prefetch(reinterpret_cast<const char*>(qb + l * 64) + kPrefetchBytes, _MM_HINT_T0);
-      meta_ahead.at(b);
-      const int8_t* xq = a.xq + b * 32;
-      __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
-#pragma GCC unroll 4
-      for (int j = 0; j < 4; ++j) {
-        const __m256i x_lo = bcast(xq + 4 * j), x_hi = bcast(xq + 16 + 4 * j);
-        const __m256i w0 = half_line(qb, j, 0), w1 = half_line(qb, j, 1);
-        s0 = _mm256_add_epi16(
-            s0, _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_and_si256(w0, low), x_lo),
-                                 _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(w0, 4), low), x_hi)));
-        s1 = _mm256_add_epi16(
-            s1, _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_and_si256(w1, low), x_lo),
-                                 _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(w1, 4), low), x_hi)));
-      }
-      const uint8_t* mb = meta + size_t(b) * w.meta_bytes_per_block;
-      const Row r{xq, a.xs[b], a.xs_lo[b], a.xd[b]};
-      acc0 = T::sum(acc0, _mm256_madd_epi16(s0, ones16()), T::scales(Block{qb, mb, super, b, blocks / 8, 0}), r);
-      acc1 = T::sum(acc1, _mm256_madd_epi16(s1, ones16()), T::scales(Block{qb, mb, super, b, blocks / 8, 1}), r);
-    }
-    const int64_t valid = a.rows - g * PackedWeight::kRows;
-    _mm256_maskstore_ps(a.y + g * PackedWeight::kRows, first_lanes8(valid), acc0);
-    if (valid > 8) _mm256_maskstore_ps(a.y + g * PackedWeight::kRows + 8, first_lanes8(valid - 8), acc1);
-  }
-}
-
-// Decode (one activation row) of the signed types the same way: both halves of a group per pass,
-// the activation broadcasts shared, two independent chains of sums. TinyLlama Q8_0 tg64 on Zen 3:
-// 1 thread 12.5 -> 15.2 tok/s, 2 threads 21.4 -> 26.7 (31 GB/s, the measured read bandwidth).
-template <class T>
-void one_row_signed(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
+// Decode (one activation row) of the four-bit and the signed types: both halves of a group in one
+// pass over its blocks, so each broadcast of the activations serves 16 rows instead of 8 and the
+// two halves' sums are independent chains. kDots(k0, k1, xq, d0, d1) sets d0 / d1 to the block's
+// sums of code x activation over 32 columns for rows 0..7 / 8..15 of the group.
+template <class T, auto kDots>
+void one_row(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
   const PackedWeight& w = *a.w;
   const int64_t blocks = w.blocks;
   const int lines = int(w.qs_bytes_per_block / 64);
@@ -434,16 +388,8 @@ void one_row_signed(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
       const uint8_t* mb = meta + size_t(b) * w.meta_bytes_per_block;
       const Block k0{qb, mb, super, b, blocks / 8, 0}, k1{qb, mb, super, b, blocks / 8, 1};
       const int8_t* xq = a.xq + b * 32;
-      __m256i d0 = _mm256_setzero_si256(), d1 = _mm256_setzero_si256();
-#pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) {
-        const __m256i x = bcast(xq + 4 * j);
-        const __m256i w0 = T::line(k0, j), w1 = T::line(k1, j);
-        d0 = _mm256_add_epi32(
-            d0, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w0), _mm256_sign_epi8(x, w0)), ones16()));
-        d1 = _mm256_add_epi32(
-            d1, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w1), _mm256_sign_epi8(x, w1)), ones16()));
-      }
+      __m256i d0, d1;
+      kDots(k0, k1, xq, d0, d1);
       const Row r{xq, a.xs[b], a.xs_lo[b], a.xd[b]};
       acc0 = T::sum(acc0, d0, T::scales(k0), r);
       acc1 = T::sum(acc1, d1, T::scales(k1), r);
@@ -451,6 +397,44 @@ void one_row_signed(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
     const int64_t valid = a.rows - g * PackedWeight::kRows;
     _mm256_maskstore_ps(a.y + g * PackedWeight::kRows, first_lanes8(valid), acc0);
     if (valid > 8) _mm256_maskstore_ps(a.y + g * PackedWeight::kRows + 8, first_lanes8(valid - 8), acc1);
+  }
+}
+
+// Codes <= 15 (Q4_0, Q4_1, Q4_K): all eight vpmaddubsw of a half-block sum in int16
+// (8 x 2 x 15 x 127 = 30480 < 2^15) before one vpmaddwd, about a fifth fewer instructions per
+// weight than groups<T, 1>. TinyLlama Q4_0 decode matmuls (matmul_bench BM_TinyLlama, Zen 3, 19 /
+// 31 GB/s read bandwidth at 1 / 2 threads): 24 -> 29 tok/s at 1 thread, 42 -> 48.5 at 2; tandem
+// bench tg128 at 2 threads 39.5 -> 51.4.
+inline void four_bit_dots(const Block& k0, const Block&, const int8_t* xq, __m256i& d0, __m256i& d1) {
+  const __m256i low = _mm256_set1_epi8(0x0F);
+  __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) {
+    const __m256i x_lo = bcast(xq + 4 * j), x_hi = bcast(xq + 16 + 4 * j);
+    const __m256i w0 = half_line(k0.qb, j, 0), w1 = half_line(k0.qb, j, 1);
+    s0 = _mm256_add_epi16(
+        s0, _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_and_si256(w0, low), x_lo),
+                             _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(w0, 4), low), x_hi)));
+    s1 = _mm256_add_epi16(
+        s1, _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_and_si256(w1, low), x_lo),
+                             _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(w1, 4), low), x_hi)));
+  }
+  d0 = _mm256_madd_epi16(s0, ones16());
+  d1 = _mm256_madd_epi16(s1, ones16());
+}
+
+// Signed values (Q8_0, IQ4_NL, IQ4_XS): TinyLlama Q8_0 tg64 on Zen 3, 1 thread 12.5 -> 15.2 tok/s,
+// 2 threads 21.4 -> 26.7 (31 GB/s, the measured read bandwidth).
+template <class T>
+inline void signed_pair_dots(const Block& k0, const Block& k1, const int8_t* xq, __m256i& d0, __m256i& d1) {
+  d0 = d1 = _mm256_setzero_si256();
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) {
+    const __m256i x = bcast(xq + 4 * j), w0 = T::line(k0, j), w1 = T::line(k1, j);
+    d0 = _mm256_add_epi32(
+        d0, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w0), _mm256_sign_epi8(x, w0)), ones16()));
+    d1 = _mm256_add_epi32(
+        d1, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w1), _mm256_sign_epi8(x, w1)), ones16()));
   }
 }
 
@@ -516,9 +500,9 @@ void gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1) {
     switch (p.m) {
       case 1:
         if constexpr (four_bit_codes<T>())
-          one_row_four_bits<T>(p, g0, g1);
+          one_row<T, four_bit_dots>(p, g0, g1);
         else if constexpr (signed_lines<T>())
-          one_row_signed<T>(p, g0, g1);
+          one_row<T, signed_pair_dots<T>>(p, g0, g1);
         else
           groups<T, 1>(p, g0, g1);
         break;
