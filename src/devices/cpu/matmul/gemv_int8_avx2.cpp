@@ -10,7 +10,8 @@
 //   - signed values (Q8_0's bytes XOR 0x80, the IQ4 levels): |w| x |x| through vpsignb, one
 //     vpmaddwd each (2 x 128 x 127 = 32512).
 // So no high nibble is kept as 16 x nibble here (240 x 127 x 2 would saturate): both halves are
-// shifted down. The scaling of each type is the AVX-512 kernels', over 8 lanes.
+// shifted down. The scaling of each type is the AVX-512 kernels', over 8 lanes, except that Q3_K
+// and Q6_K take their sub-block scales into the integer sums (HalfScaledBlock).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -151,11 +152,6 @@ inline __m256i small4(const __m256i* v, const int8_t* xq) {  // codes <= 31
   s = _mm256_add_epi16(s, _mm256_add_epi16(_mm256_maddubs_epi16(v[2], bcast(xq + 8)), _mm256_maddubs_epi16(v[3], bcast(xq + 12))));
   return _mm256_madd_epi16(s, ones16());
 }
-inline __m256i pairs4(const __m256i* v, const int8_t* xq) {  // codes <= 63
-  const __m256i a = _mm256_add_epi16(_mm256_maddubs_epi16(v[0], bcast(xq)), _mm256_maddubs_epi16(v[1], bcast(xq + 4)));
-  const __m256i b = _mm256_add_epi16(_mm256_maddubs_epi16(v[2], bcast(xq + 8)), _mm256_maddubs_epi16(v[3], bcast(xq + 12)));
-  return _mm256_add_epi32(_mm256_madd_epi16(a, ones16()), _mm256_madd_epi16(b, ones16()));
-}
 template <__m256i (*Dot4)(const __m256i*, const int8_t*)>
 inline Dots dots(const __m256i (&v)[8], const int8_t* xq) {
   return {Dot4(v, xq), Dot4(v + 4, xq + 16)};
@@ -203,7 +199,7 @@ struct ScaledBlock32 {
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(s.d, _mm256_set1_ps(r.xd)), acc);
   }
   static constexpr bool kSignedLines = kCodeBits == 8 || kCodeBits == 0;  // Q8_0, IQ4_NL: signed_dots
-  static constexpr bool kFourBitCodes = kCodeBits == 4;                   // Q4_0: four_bit_dots
+  static constexpr bool kFourBitCodes = kCodeBits == 4;                   // Q4_0: four_bit_block
   static __m256i line(const Block& k, int j) {
     if constexpr (kCodeBits == 8)
       return q8_line(k.qb, k.half, j);
@@ -270,12 +266,19 @@ struct KBlock {
 using Q4_K = KBlock<4>;
 using Q5_K = KBlock<5>;
 
-// Q3_K (three bits, value q - 4) and Q6_K (six bits, value q - 32): int8 scales per half.
+// Q3_K (three bits, value q - 4) and Q6_K (six bits, value q - 32): int8 scales per 16 columns.
+// The scales are vpmaddwd's multipliers (in place of ones), so a half's sum over the block's 32
+// columns of scale x code x activation is one int32 per row, and the offset comes off it as
+// offset x (sc0 x the activations' sum over the first 16 columns + sc1 x over the last 16), one
+// vpmaddwd more: one conversion and one FMA per row and block, where two sums were converted and
+// scaled in fp32. With the one-pass walk (one_row), TinyLlama Q6_K tg64 at 2 threads on Zen 3:
+// 26-29 -> 35-36 tok/s (32 GB/s, the measured read bandwidth).
 template <int kCodeBits>
 struct HalfScaledBlock {
-  static constexpr int kOffset = kCodeBits == 3 ? 4 : 32;
+  static constexpr int kOffsetShift = kCodeBits == 3 ? 2 : 5;  // offsets 4 and 32
   struct S {
-    __m256 sc0, sc1, d;
+    __m256i sc0, sc1, sc01;  // int16 pairs per row: (sc0, sc0), (sc1, sc1), (sc0, sc1)
+    __m256 d;
   };
   static S load(const Block& k, __m256i (&v)[8]) {
     if constexpr (kCodeBits == 3) {
@@ -285,14 +288,38 @@ struct HalfScaledBlock {
       unpack_nibbles(k.qb, k.half, v);
       add_top_two_bits(k.qb, k.half, v);
     }
-    return {s8x8(k.meta + k.half * 8), s8x8(k.meta + 16 + k.half * 8), k.super_f32(0)};
+    // Each row's dword is its scale sign-extended; the blend makes its high int16 a scale too.
+    const __m256i s0 = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(k.meta + k.half * 8)));
+    const __m256i s1 =
+        _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(k.meta + 16 + k.half * 8)));
+    return {_mm256_blend_epi16(s0, _mm256_slli_epi32(s0, 16), 0xAA),
+            _mm256_blend_epi16(s1, _mm256_slli_epi32(s1, 16), 0xAA),
+            _mm256_blend_epi16(s0, _mm256_slli_epi32(s1, 16), 0xAA), k.super_f32(0)};
   }
   static __m256 add(__m256 acc, const __m256i (&v)[8], const S& s, const Row& r) {
-    const Dots d = kCodeBits == 3 ? dots<small4>(v, r.xq) : dots<pairs4>(v, r.xq);
-    const __m256i lo = _mm256_sub_epi32(d.lo, _mm256_set1_epi32(kOffset * r.xs_lo));
-    const __m256i hi = _mm256_sub_epi32(d.hi, _mm256_set1_epi32(kOffset * (r.xs - r.xs_lo)));
-    const __m256 t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hi), s.sc1, _mm256_mul_ps(_mm256_cvtepi32_ps(lo), s.sc0));
-    return _mm256_fmadd_ps(t, _mm256_mul_ps(s.d, _mm256_set1_ps(r.xd)), acc);
+    const int8_t* xq = r.xq;
+    __m256i dot;
+    if constexpr (kCodeBits == 3) {  // codes <= 7: a sub-block's four vpmaddubsw sum in int16
+      __m256i s0 = _mm256_maddubs_epi16(v[0], bcast(xq)), s1 = _mm256_maddubs_epi16(v[4], bcast(xq + 16));
+#pragma GCC unroll 3
+      for (int j = 1; j < 4; ++j) {
+        s0 = _mm256_add_epi16(s0, _mm256_maddubs_epi16(v[j], bcast(xq + 4 * j)));
+        s1 = _mm256_add_epi16(s1, _mm256_maddubs_epi16(v[4 + j], bcast(xq + 16 + 4 * j)));
+      }
+      dot = _mm256_add_epi32(_mm256_madd_epi16(s0, s.sc0), _mm256_madd_epi16(s1, s.sc1));
+    } else {  // codes <= 63: two vpmaddubsw per int16 sum (2 x 2 x 63 x 127 = 32004)
+      auto pair = [&](int j) {
+        return _mm256_add_epi16(_mm256_maddubs_epi16(v[j], bcast(xq + 4 * j)),
+                                _mm256_maddubs_epi16(v[j + 1], bcast(xq + 4 * j + 4)));
+      };
+      dot = _mm256_add_epi32(_mm256_add_epi32(_mm256_madd_epi16(pair(0), s.sc0), _mm256_madd_epi16(pair(2), s.sc0)),
+                             _mm256_add_epi32(_mm256_madd_epi16(pair(4), s.sc1), _mm256_madd_epi16(pair(6), s.sc1)));
+    }
+    // The activations' sums over the two sub-blocks, as int16 (|sum| <= 16 x 127).
+    const __m256i xs =
+        _mm256_set1_epi32(int32_t(uint32_t(uint16_t(r.xs_lo)) | uint32_t(uint16_t(r.xs - r.xs_lo)) << 16));
+    dot = _mm256_sub_epi32(dot, _mm256_slli_epi32(_mm256_madd_epi16(s.sc01, xs), kOffsetShift));
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(s.d, _mm256_set1_ps(r.xd)), acc);
   }
 };
 using Q3_K = HalfScaledBlock<3>;
@@ -368,11 +395,11 @@ constexpr bool four_bit_codes() {
   return false;
 }
 
-// Decode (one activation row) of the four-bit and the signed types: both halves of a group in one
-// pass over its blocks, so each broadcast of the activations serves 16 rows instead of 8 and the
-// two halves' sums are independent chains. kDots(k0, k1, xq, d0, d1) sets d0 / d1 to the block's
-// sums of code x activation over 32 columns for rows 0..7 / 8..15 of the group.
-template <class T, auto kDots>
+// Decode (one activation row): both halves of a group in one pass over its blocks, so each
+// broadcast of the activations serves 16 rows instead of 8 and the two halves' sums are
+// independent chains. kBlock(k0, k1, r, acc0, acc1) adds the block's share of rows 0..7 / 8..15 of
+// the group to acc0 / acc1.
+template <auto kBlock>
 void one_row(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
   const PackedWeight& w = *a.w;
   const int64_t blocks = w.blocks;
@@ -390,12 +417,7 @@ void one_row(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
       meta_ahead.at(b);
       const uint8_t* mb = meta + size_t(b) * w.meta_bytes_per_block;
       const Block k0{qb, mb, super, b, blocks / 8, 0}, k1{qb, mb, super, b, blocks / 8, 1};
-      const int8_t* xq = a.xq + b * 32;
-      __m256i d0, d1;
-      kDots(k0, k1, xq, d0, d1);
-      const Row r{xq, a.xs[b], a.xs_lo[b], a.xd[b]};
-      acc0 = T::sum(acc0, d0, T::scales(k0), r);
-      acc1 = T::sum(acc1, d1, T::scales(k1), r);
+      kBlock(k0, k1, Row{a.xq + b * 32, a.xs[b], a.xs_lo[b], a.xd[b]}, acc0, acc1);
     }
     const int64_t valid = a.rows - g * PackedWeight::kRows;
     _mm256_maskstore_ps(a.y + g * PackedWeight::kRows, first_lanes8(valid), acc0);
@@ -408,7 +430,9 @@ void one_row(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
 // weight than groups<T, 1>. TinyLlama Q4_0 decode matmuls (matmul_bench BM_TinyLlama, Zen 3, 19 /
 // 31 GB/s read bandwidth at 1 / 2 threads): 24 -> 29 tok/s at 1 thread, 42 -> 48.5 at 2; tandem
 // bench tg128 at 2 threads 39.5 -> 51.4.
-inline void four_bit_dots(const Block& k0, const Block&, const int8_t* xq, __m256i& d0, __m256i& d1) {
+template <class T>
+inline void four_bit_block(const Block& k0, const Block& k1, const Row& r, __m256& acc0, __m256& acc1) {
+  const int8_t* xq = r.xq;
   const __m256i low = _mm256_set1_epi8(0x0F);
   __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
 #pragma GCC unroll 4
@@ -422,21 +446,36 @@ inline void four_bit_dots(const Block& k0, const Block&, const int8_t* xq, __m25
     s0 = _mm256_add_epi16(s0, nibble_products(half_line(k0.qb, j, 0)));
     s1 = _mm256_add_epi16(s1, nibble_products(half_line(k0.qb, j, 1)));
   }
-  d0 = _mm256_madd_epi16(s0, ones16());
-  d1 = _mm256_madd_epi16(s1, ones16());
+  acc0 = T::sum(acc0, _mm256_madd_epi16(s0, ones16()), T::scales(k0), r);
+  acc1 = T::sum(acc1, _mm256_madd_epi16(s1, ones16()), T::scales(k1), r);
 }
 
 // Signed values (Q8_0, IQ4_NL, IQ4_XS): TinyLlama Q8_0 tg64 on Zen 3, 1 thread 12.5 -> 15.2 tok/s,
 // 2 threads 21.4 -> 26.7 (31 GB/s, the measured read bandwidth).
 template <class T>
-inline void signed_pair_dots(const Block& k0, const Block& k1, const int8_t* xq, __m256i& d0, __m256i& d1) {
-  d0 = d1 = _mm256_setzero_si256();
+inline void signed_block(const Block& k0, const Block& k1, const Row& r, __m256& acc0, __m256& acc1) {
+  __m256i d0 = _mm256_setzero_si256(), d1 = _mm256_setzero_si256();
 #pragma GCC unroll 8
   for (int j = 0; j < 8; ++j) {
-    const __m256i x = bcast(xq + 4 * j), w0 = T::line(k0, j), w1 = T::line(k1, j);
+    const __m256i x = bcast(r.xq + 4 * j), w0 = T::line(k0, j), w1 = T::line(k1, j);
     d0 = _mm256_add_epi32(d0, signed_products(w0, x));
     d1 = _mm256_add_epi32(d1, signed_products(w1, x));
   }
+  acc0 = T::sum(acc0, d0, T::scales(k0), r);
+  acc1 = T::sum(acc1, d1, T::scales(k1), r);
+}
+
+// The other types (five- and six-bit codes, Q2_K, Q3_K): each half unpacked and added as in
+// groups<T, 1>, the halves one after the other within the block (a half's codes fill eight
+// registers). Walking the group once instead of once per half, TinyLlama tg64 at 2 threads on Zen 3:
+// Q5_K_M 29 -> 36 tok/s, Q3_K_M 35 -> 41 (Q6_K's scaling above included).
+template <class T>
+inline void half_by_half_block(const Block& k0, const Block& k1, const Row& r, __m256& acc0, __m256& acc1) {
+  __m256i v[8];
+  typename T::S s = T::load(k0, v);
+  acc0 = T::add(acc0, v, s, r);
+  s = T::load(k1, v);
+  acc1 = T::add(acc1, v, s, r);
 }
 
 // Every type's kernel: per group, per half of 8 rows, the blocks in order. The second half
@@ -501,11 +540,11 @@ void gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1) {
     switch (p.m) {
       case 1:
         if constexpr (four_bit_codes<T>())
-          one_row<T, four_bit_dots>(p, g0, g1);
+          one_row<four_bit_block<T>>(p, g0, g1);
         else if constexpr (signed_lines<T>())
-          one_row<T, signed_pair_dots<T>>(p, g0, g1);
+          one_row<signed_block<T>>(p, g0, g1);
         else
-          groups<T, 1>(p, g0, g1);
+          one_row<half_by_half_block<T>>(p, g0, g1);
         break;
       case 2: groups<T, 2>(p, g0, g1); break;
       case 3: groups<T, 3>(p, g0, g1); break;
