@@ -478,9 +478,9 @@ inline void half_by_half_block(const Block& k0, const Block& k1, const Row& r, _
   acc1 = T::add(acc1, v, s, r);
 }
 
-// Every type's kernel: per group, per half of 8 rows, the blocks in order. The second half
-// reads the lines the first brought in (a group is one L2-resident run); only the first
-// prefetches.
+// Prefill tiles (2 to 4 activation rows) of every type: per group, per half of 8 rows, the blocks
+// in order. The second half reads the lines the first brought in (a group is one L2-resident
+// run); only the first prefetches.
 template <class T, int M>
 void groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
   const PackedWeight& w = *a.w;
