@@ -70,6 +70,13 @@ void pack_x(const float* x, int64_t ldx, int rows, int64_t k, int64_t kpad, void
     for (int i = 0; i < kMR; ++i) out[c * kMR + i] = (i < rows && c < k) ? x[i * ldx + c] : 0.0f;
 }
 
+// Eight consecutive values of a float-typed row (F32, F16, BF16) as fp32; unaligned.
+inline __m256 load8_float(DType type, const char* row, int64_t k) {
+  if (type == DType::F32) return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + k);
+  if (type == DType::F16) return load8_f16(reinterpret_cast<const uint16_t*>(row) + k);
+  return load8_bf16(reinterpret_cast<const uint16_t*>(row) + k);
+}
+
 // Row columns [k0, k0 + n) as fp32 (block types: k0 and n multiples of 32).
 void dequant_row(const WeightView& w, int64_t row, int64_t k0, int64_t n, float* out) {
   if (weight_type_index(w.type) < 0) return dequantize_range(w, row, k0, n, out);  // core's, scalar
@@ -94,11 +101,7 @@ void dequant_row(const WeightView& w, int64_t row, int64_t k0, int64_t n, float*
   const int64_t vec_end = n / 8 * 8;
   for (int64_t j = 0; j < n; ++j) {
     if (j < vec_end) {
-      __m256 v;
-      if (w.type == DType::F32) v = _mm256_loadu_ps(reinterpret_cast<const float*>(base) + k0 + j);
-      else if (w.type == DType::F16) v = load8_f16(reinterpret_cast<const uint16_t*>(base) + k0 + j);
-      else v = load8_bf16(reinterpret_cast<const uint16_t*>(base) + k0 + j);
-      _mm256_storeu_ps(out + j, v);
+      _mm256_storeu_ps(out + j, load8_float(w.type, base, k0 + j));
       j += 7;
       continue;
     }
@@ -126,15 +129,7 @@ bool pack_float_panel(const WeightView& w, int64_t r0, int rows, int64_t k0, int
     for (int i = 0; i < 8; ++i) row[i] = static_cast<const char*>(w.data) + size_t(r0 + g + i) * w.row_bytes;
     for (int64_t c = 0; c < kc; c += 8) {
       __m256 v[8];
-      const int64_t k = k0 + c;
-      for (int i = 0; i < 8; ++i) {
-        if (w.type == DType::F32)
-          v[i] = _mm256_loadu_ps(reinterpret_cast<const float*>(row[i]) + k);
-        else if (w.type == DType::F16)
-          v[i] = load8_f16(reinterpret_cast<const uint16_t*>(row[i]) + k);
-        else
-          v[i] = load8_bf16(reinterpret_cast<const uint16_t*>(row[i]) + k);
-      }
+      for (int i = 0; i < 8; ++i) v[i] = load8_float(w.type, row[i], k0 + c);
       store_transposed8x8(v, out + c * kNR + g, kNR);
     }
   }

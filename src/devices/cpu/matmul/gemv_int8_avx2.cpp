@@ -152,9 +152,8 @@ inline __m256i small4(const __m256i* v, const int8_t* xq) {  // codes <= 31
   s = _mm256_add_epi16(s, _mm256_add_epi16(_mm256_maddubs_epi16(v[2], bcast(xq + 8)), _mm256_maddubs_epi16(v[3], bcast(xq + 12))));
   return _mm256_madd_epi16(s, ones16());
 }
-template <__m256i (*Dot4)(const __m256i*, const int8_t*)>
-inline Dots dots(const __m256i (&v)[8], const int8_t* xq) {
-  return {Dot4(v, xq), Dot4(v + 4, xq + 16)};
+inline Dots dots(const __m256i (&v)[8], const int8_t* xq) {  // codes <= 31
+  return {small4(v, xq), small4(v + 4, xq + 16)};
 }
 
 // ---- the types: unpack a half-block and its scales, then add each activation row's share
@@ -190,7 +189,7 @@ struct ScaledBlock32 {
     return scales(k);
   }
   static __m256 add(__m256 acc, const __m256i (&v)[8], const S& s, const Row& r) {
-    const Dots d = dots<small4>(v, r.xq);
+    const Dots d = dots(v, r.xq);
     return sum(acc, _mm256_add_epi32(d.lo, d.hi), s, r);
   }
   // acc + the block's contribution, from dot = sum over its 32 columns of code x activation.
@@ -225,7 +224,7 @@ struct MinBlock32 {
     return scales(k);
   }
   static __m256 add(__m256 acc, const __m256i (&v)[8], const S& s, const Row& r) {
-    const Dots d = dots<small4>(v, r.xq);
+    const Dots d = dots(v, r.xq);
     return sum(acc, _mm256_add_epi32(d.lo, d.hi), s, r);
   }
   static __m256 sum(__m256 acc, __m256i dot, const S& s, const Row& r) {
@@ -253,7 +252,7 @@ struct KBlock {
     return scales(k);
   }
   static __m256 add(__m256 acc, const __m256i (&v)[8], const S& s, const Row& r) {
-    const Dots d = dots<small4>(v, r.xq);
+    const Dots d = dots(v, r.xq);
     return sum(acc, _mm256_add_epi32(d.lo, d.hi), s, r);
   }
   static __m256 sum(__m256 acc, __m256i dot, const S& s, const Row& r) {
@@ -338,7 +337,7 @@ struct Q2_K {
             _mm256_mul_ps(dmin, u8x8(m + 48))};
   }
   static __m256 add(__m256 acc, const __m256i (&v)[8], const S& s, const Row& r) {
-    const Dots d = dots<small4>(v, r.xq);
+    const Dots d = dots(v, r.xq);
     __m256 t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d.hi), s.s1, _mm256_mul_ps(_mm256_cvtepi32_ps(d.lo), s.s0));
     t = _mm256_fnmadd_ps(s.n0, _mm256_set1_ps(float(r.xs_lo)), t);
     t = _mm256_fnmadd_ps(s.n1, _mm256_set1_ps(float(r.xs - r.xs_lo)), t);
