@@ -27,7 +27,7 @@ struct ModelShape {
   bool tied_embeddings = false;
   // llama3 rope scaling (written as rope_freqs.weight, as llama.cpp's converter does); 0 = off.
   float llama3_rope_factor = 0.0f;
-  int n_vocab = 0;  // the published vocabulary (shape-only models); gen-model takes its tokenizer's
+  int n_vocab = 0;  // the published vocabulary (shape-only models); gen-model takes its tokenizer's (but phi3)
   int head_dim = 0;  // 0: dim / n_heads; else written as attention.key_length (Qwen3 and others)
   // Sliding-window architectures (gemma2, gemma3): attention.sliding_window; 0 = the
   // architecture's default (gemma2's 4096; gemma3 then has no local layers).
@@ -69,7 +69,8 @@ struct GenModelOptions {
   std::function<void(double)> progress;
 };
 
-// Writes the model; the vocabulary size is the tokenizer's. Errors name the option and value.
+// Writes the model; the vocabulary size is the tokenizer's (a phi3 preset's over Llama 2's tokenizer:
+// Phi-3's 32064, its added tokens appended). Errors name the option and value.
 Status generate_model(const GenModelOptions& options, const std::string& out_path);
 
 // Checks a custom shape (positive sizes, heads divide dim, kv heads divide heads, sizes that the

@@ -83,6 +83,42 @@ TEST(GenModel, VocabLimitKeepsTheFirstTokens) {
   EXPECT_NE(merges.message().find("tokenizer.ggml.merges"), std::string::npos) << merges.message();
 }
 
+// A phi3 preset's vocabulary is Phi-3's 32064: Llama 2's tokens, then its chat tokens as control
+// tokens and padding, so llama.cpp (which requires <|endoftext|> in a model named phi3) and the chat
+// template's <|user|> ... <|end|> find them. The layers are shrunk; the vocabulary is the preset's.
+TEST(GenModel, Phi3PresetHasPhi3sAddedTokens) {
+  const std::string p = ::testing::TempDir() + "gen-phi3.gguf";
+  GenModelOptions o = test_small(DType::Q8_0, 1, 2);
+  const ModelShape small = o.shape;
+  o.shape = *model_preset("phi3-mini");
+  o.shape.dim = small.dim;
+  o.shape.n_layers = 1;
+  o.shape.n_heads = small.n_heads;
+  o.shape.n_kv_heads = small.n_heads;
+  o.shape.ffn_dim = small.ffn_dim;
+  const Status st = generate_model(o, p);
+  ASSERT_TRUE(st.ok()) << st.message();
+  auto m = testing::load_or_die(p);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->config().n_vocab, 32064);
+  EXPECT_EQ(m->token_embd().rows, 32064);
+  auto got = Tokenizer::read_vocab(m->file());
+  ASSERT_TRUE(got.ok());
+  ASSERT_EQ(got->tokens.size(), 32064u);
+  ASSERT_EQ(got->scores.size(), 32064u);
+  ASSERT_EQ(got->token_types.size(), 32064u);
+  EXPECT_EQ(got->tokens[32000], "<|endoftext|>");
+  EXPECT_EQ(got->tokens[32007], "<|end|>");
+  EXPECT_EQ(got->tokens[32010], "<|user|>");
+  EXPECT_EQ(got->token_types[32010], 3);
+  EXPECT_EQ(got->tokens[32063], "[PAD32063]");
+  EXPECT_EQ(got->token_types[32063], 5);
+  EXPECT_EQ(got->tokens[31999], (*Tokenizer::read_vocab(**gguf::GgufFile::open(testing::repo_vocab()))).tokens[31999]);
+  EXPECT_EQ(got->eos, 32000);
+  // The chat tokens are one token each.
+  EXPECT_EQ(m->tokenizer().encode("<|user|>", false, true), std::vector<TokenId>{32010});
+}
+
 TEST(GenModel, PresetsHaveThePublishedShapes) {
   const ModelShape t = *model_preset("tinyllama-1.1b");
   EXPECT_EQ(t.dim, 2048);
