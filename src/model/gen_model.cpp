@@ -73,28 +73,33 @@ gguf::Value u32(int64_t v) { return gguf::Value{uint32_t(v)}; }
 gguf::Value f32(double v) { return gguf::Value{float(v)}; }
 gguf::Value str(std::string v) { return gguf::Value{std::move(v)}; }
 
-// Phi-3's vocabulary is Llama 2's 32000 SentencePiece tokens and 64 more (its config's vocab_size
-// 32064): eleven chat and placeholder tokens, then padding, as convert_hf_to_gguf.py writes them
-// (added tokens: control, score -1000; padding: "[PAD<id>]", unused, score -10000). llama.cpp
-// refuses a model named phi3 without <|endoftext|>.
-struct AddedToken {
-  std::string text;
-  float score;
-  int32_t type;  // llama.cpp's token type: 3 control, 5 unused
-};
-std::vector<AddedToken> phi3_added_tokens(int64_t first, int64_t end) {
+// Phi-3's vocabulary from Llama 2's 32000 SentencePiece tokens, as llama.cpp's converter wrote it
+// (its ggml-vocab-phi-3.gguf, which the test compares token for token): <unk>, <s> and </s>
+// re-declared by Phi-3's tokenizer_config.json (score -1000; <unk> and <s> control, </s> user-defined),
+// eleven chat and placeholder tokens after them (control, -1000), then "[PAD<id>]" (-10000, type
+// unknown) up to its config's vocab_size 32064. llama.cpp refuses a model named phi3 without
+// <|endoftext|>. `a` is the tokenizer's array under `key` (tokens, scores or token_type).
+gguf::Array phi3_per_token(const std::string& key, gguf::Array a, int64_t end) {
   static const char* const kChat[] = {"<|endoftext|>",    "<|assistant|>",    "<|placeholder1|>", "<|placeholder2|>",
                                       "<|placeholder3|>", "<|placeholder4|>", "<|system|>",       "<|end|>",
                                       "<|placeholder5|>", "<|placeholder6|>", "<|user|>"};
-  std::vector<AddedToken> out;
-  for (int64_t id = first; id < end; ++id) {
-    const size_t i = size_t(id - first);
-    if (i < std::size(kChat))
-      out.push_back({kChat[i], -1000.0f, 3});
-    else
-      out.push_back({"[PAD" + std::to_string(id) + "]", -10000.0f, 5});
+  constexpr int32_t kUnknown = 2, kControl = 3, kUserDefined = 4;
+  const int64_t first = int64_t(a.items.size());
+  if (key == "tokenizer.ggml.scores")
+    for (int id = 0; id < 3; ++id) a.items[size_t(id)] = gguf::Value{-1000.0f};
+  if (key == "tokenizer.ggml.token_type") {
+    a.items[0] = a.items[1] = gguf::Value{kControl};
+    a.items[2] = gguf::Value{kUserDefined};
   }
-  return out;
+  for (int64_t id = first; id < end; ++id) {
+    const size_t chat = size_t(id - first);
+    const bool added = chat < std::size(kChat);
+    if (key == "tokenizer.ggml.tokens")
+      a.items.push_back(gguf::Value{added ? std::string(kChat[chat]) : "[PAD" + std::to_string(id) + "]"});
+    if (key == "tokenizer.ggml.scores") a.items.push_back(gguf::Value{added ? -1000.0f : -10000.0f});
+    if (key == "tokenizer.ggml.token_type") a.items.push_back(gguf::Value{added ? kControl : kUnknown});
+  }
+  return a;
 }
 
 }  // namespace
@@ -210,11 +215,9 @@ Status generate_model(const GenModelOptions& o, const std::string& out_path) {
   }
   // The phi3 presets' published vocabulary: Llama 2's tokens (the default tokenizer) and Phi-3's.
   const int64_t llama2_vocab = 32000;
-  const std::vector<AddedToken> added =
-      s.arch == Arch::kPhi3 && n_vocab == llama2_vocab && s.n_vocab > n_vocab && !vocab->find("tokenizer.ggml.merges")
-          ? phi3_added_tokens(n_vocab, s.n_vocab)
-          : std::vector<AddedToken>{};
-  n_vocab += int64_t(added.size());
+  const bool phi3_vocab =
+      s.arch == Arch::kPhi3 && n_vocab == llama2_vocab && s.n_vocab > n_vocab && !vocab->find("tokenizer.ggml.merges");
+  if (phi3_vocab) n_vocab = s.n_vocab;
 
   const std::string arch = arch_name(s.arch);
   const std::string p = arch + ".";
@@ -264,20 +267,17 @@ Status generate_model(const GenModelOptions& o, const std::string& out_path) {
     if (per_token && per_token->items.size() == tokens->items.size() && int64_t(per_token->items.size()) > n_vocab) {
       gguf::Array cut{per_token->type, {per_token->items.begin(), per_token->items.begin() + n_vocab}};
       w.set(key, gguf::Value{std::move(cut)});
-    } else if (per_token && per_token->items.size() == tokens->items.size() && !added.empty()) {
-      gguf::Array grown = *per_token;
-      for (const AddedToken& t : added) {
-        if (key == "tokenizer.ggml.tokens") grown.items.push_back(str(t.text));
-        if (key == "tokenizer.ggml.scores") grown.items.push_back(f32(t.score));
-        if (key == "tokenizer.ggml.token_type") grown.items.push_back(gguf::Value{t.type});
-      }
-      w.set(key, gguf::Value{std::move(grown)});
+    } else if (per_token && per_token->items.size() == tokens->items.size() && phi3_vocab) {
+      w.set(key, gguf::Value{phi3_per_token(key, *per_token, n_vocab)});
     } else {
       w.set(key, value);
     }
   }
-  // Phi-3-mini's tokenizer_config.json names <|endoftext|> its eos_token.
-  if (!added.empty()) w.set("tokenizer.ggml.eos_token_id", u32(llama2_vocab));
+  // Phi-3-mini's tokenizer_config.json names <|endoftext|> its eos and pad token.
+  if (phi3_vocab) {
+    w.set("tokenizer.ggml.eos_token_id", u32(llama2_vocab));
+    w.set("tokenizer.ggml.padding_token_id", u32(llama2_vocab));
+  }
 
   auto pool = std::make_shared<ThreadPool>(o.n_threads);
   // Progress: bytes of tensors written so far over the total, reported after each tensor.

@@ -83,9 +83,9 @@ TEST(GenModel, VocabLimitKeepsTheFirstTokens) {
   EXPECT_NE(merges.message().find("tokenizer.ggml.merges"), std::string::npos) << merges.message();
 }
 
-// A phi3 preset's vocabulary is Phi-3's 32064: Llama 2's tokens, then its chat tokens as control
-// tokens and padding, so llama.cpp (which requires <|endoftext|> in a model named phi3) and the chat
-// template's <|user|> ... <|end|> find them. The layers are shrunk; the vocabulary is the preset's.
+// A phi3 preset's vocabulary is Phi-3's 32064, as llama.cpp's converter writes it: Llama 2's tokens,
+// then its chat tokens as control tokens and padding, so llama.cpp (which requires <|endoftext|> in a
+// model named phi3) and the chat template's <|user|> ... <|end|> find them. The layers are shrunk.
 TEST(GenModel, Phi3PresetHasPhi3sAddedTokens) {
   const std::string p = ::testing::TempDir() + "gen-phi3.gguf";
   GenModelOptions o = test_small(DType::Q8_0, 1, 2);
@@ -112,11 +112,32 @@ TEST(GenModel, Phi3PresetHasPhi3sAddedTokens) {
   EXPECT_EQ(got->tokens[32010], "<|user|>");
   EXPECT_EQ(got->token_types[32010], 3);
   EXPECT_EQ(got->tokens[32063], "[PAD32063]");
-  EXPECT_EQ(got->token_types[32063], 5);
+  EXPECT_EQ(got->token_types[32063], 2);
   EXPECT_EQ(got->tokens[31999], (*Tokenizer::read_vocab(**gguf::GgufFile::open(testing::repo_vocab()))).tokens[31999]);
   EXPECT_EQ(got->eos, 32000);
   // The chat tokens are one token each.
   EXPECT_EQ(m->tokenizer().encode("<|user|>", false, true), std::vector<TokenId>{32010});
+
+  // Token for token what llama.cpp's converter wrote for Phi-3 (its vocabulary test file).
+  const std::string phi3 = testing::shared_dir() + "/testdata/vocab/ggml-vocab-phi-3.gguf";
+  auto file = gguf::GgufFile::open(phi3);
+  if (!file.ok()) GTEST_SKIP() << phi3 << ": " << file.status().message();
+  auto want = Tokenizer::read_vocab(**file);
+  ASSERT_TRUE(want.ok());
+  ASSERT_EQ(want->tokens.size(), got->tokens.size());
+  int mismatches = 0;
+  for (size_t id = 0; id < got->tokens.size() && mismatches < 5; ++id) {
+    if (got->tokens[id] == want->tokens[id] && got->scores[id] == want->scores[id] &&
+        got->token_types[id] == want->token_types[id])
+      continue;
+    ++mismatches;
+    ADD_FAILURE() << "token " << id << ": '" << got->tokens[id] << "' score " << got->scores[id] << " type "
+                  << got->token_types[id] << ", llama.cpp's '" << want->tokens[id] << "' " << want->scores[id] << " "
+                  << want->token_types[id];
+  }
+  EXPECT_EQ(got->eos, want->eos);
+  EXPECT_EQ(got->bos, want->bos);
+  EXPECT_EQ(got->pad, want->pad);
 }
 
 TEST(GenModel, PresetsHaveThePublishedShapes) {
