@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "core/quant.h"
 #include "devices/cpu/matmul/matmul_internal.h"
@@ -104,21 +105,24 @@ inline void unpack_two_bits(const uint8_t* qb, int half, __m256i (&v)[8]) {
     for (int k = 0; k < 4; ++k) v[4 * z + k] = _mm256_and_si256(_mm256_srli_epi16(w, 2 * k), three);
   }
 }
+
+// The top bits of one dword vector: `add` in the bytes whose bit is set in the 32-bit mask at
+// `mask` (bit 4 lane + t for byte t of lane `lane`), else 0.
+inline __m256i top_bits(const uint8_t* mask, int add) {
+  const __m256i spread =
+      _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+  const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201));
+  int32_t m;
+  std::memcpy(&m, mask, 4);
+  // Byte k of the ymm gets byte k/8 of m, then its bit k%8 picked out.
+  const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(m), spread);
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit), _mm256_set1_epi8(char(add)));
+}
+
 // Adds `add` to the bytes whose bit is set in the top-bit masks at `masks` (eight 64-bit masks,
 // bit 4 lane + t; this half's 32 bits are the low or high dword of each).
 inline void add_top_bits(const uint8_t* masks, int half, int add, __m256i (&v)[8]) {
-  const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3,
-                                          3, 3, 3, 3, 3, 3, 3);
-  const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201));
-  const __m256i addend = _mm256_set1_epi8(char(add));
-  for (int j = 0; j < 8; ++j) {
-    int32_t m;
-    std::memcpy(&m, masks + j * 8 + half * 4, 4);
-    // Byte k of the ymm gets byte k/8 of m, then its bit k%8 picked out.
-    const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(m), spread);
-    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit);
-    v[j] = _mm256_add_epi8(v[j], _mm256_and_si256(set, addend));
-  }
+  for (int j = 0; j < 8; ++j) v[j] = _mm256_add_epi8(v[j], top_bits(masks + j * 8 + half * 4, add));
 }
 // Six-bit quants: the top two bits, two-bit fields after the nibbles (lines 4 and 5), to bits 4-5.
 inline void add_top_two_bits(const uint8_t* qb, int half, __m256i (&v)[8]) {
@@ -199,6 +203,7 @@ struct ScaledBlock32 {
   }
   static constexpr bool kSignedLines = kCodeBits == 8 || kCodeBits == 0;  // Q8_0, IQ4_NL: signed_dots
   static constexpr bool kFourBitCodes = kCodeBits == 4;                   // Q4_0: four_bit_block
+  static constexpr bool kFiveBitCodes = kCodeBits == 5;                   // Q5_0: five_bit_block
   static __m256i line(const Block& k, int j) {
     if constexpr (kCodeBits == 8)
       return q8_line(k.qb, k.half, j);
@@ -232,6 +237,7 @@ struct MinBlock32 {
     return _mm256_fmadd_ps(t, _mm256_set1_ps(r.xd), acc);
   }
   static constexpr bool kFourBitCodes = kCodeBits == 4;
+  static constexpr bool kFiveBitCodes = kCodeBits == 5;
 };
 using Q4_1 = MinBlock32<4>;
 using Q5_1 = MinBlock32<5>;
@@ -261,6 +267,7 @@ struct KBlock {
     return _mm256_fmadd_ps(t, _mm256_set1_ps(r.xd), acc);
   }
   static constexpr bool kFourBitCodes = kCodeBits == 4;
+  static constexpr bool kFiveBitCodes = kCodeBits == 5;
 };
 using Q4_K = KBlock<4>;
 using Q5_K = KBlock<5>;
@@ -287,6 +294,9 @@ struct HalfScaledBlock {
       unpack_nibbles(k.qb, k.half, v);
       add_top_two_bits(k.qb, k.half, v);
     }
+    return scales(k);
+  }
+  static S scales(const Block& k) {
     // Each row's dword is its scale sign-extended; the blend makes its high int16 a scale too.
     const __m256i s0 = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(k.meta + k.half * 8)));
     const __m256i s1 =
@@ -314,6 +324,10 @@ struct HalfScaledBlock {
       dot = _mm256_add_epi32(_mm256_add_epi32(_mm256_madd_epi16(pair(0), s.sc0), _mm256_madd_epi16(pair(2), s.sc0)),
                              _mm256_add_epi32(_mm256_madd_epi16(pair(4), s.sc1), _mm256_madd_epi16(pair(6), s.sc1)));
     }
+    return sum(acc, dot, s, r);
+  }
+  // acc + the block's share, from dot = sum over its 32 columns of scale x code x activation.
+  static __m256 sum(__m256 acc, __m256i dot, const S& s, const Row& r) {
     // The activations' sums over the two sub-blocks, as int16 (|sum| <= 16 x 127).
     const __m256i xs =
         _mm256_set1_epi32(int32_t(uint32_t(uint16_t(r.xs_lo)) | uint32_t(uint16_t(r.xs - r.xs_lo)) << 16));
@@ -321,7 +335,7 @@ struct HalfScaledBlock {
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(s.d, _mm256_set1_ps(r.xd)), acc);
   }
 };
-using Q3_K = HalfScaledBlock<3>;
+using Q3_K = HalfScaledBlock<3>;  // one_row: three_bit_block
 using Q6_K = HalfScaledBlock<6>;
 
 // Q2_K: d sc q - dmin m per half.
@@ -394,6 +408,12 @@ constexpr bool four_bit_codes() {
   return false;
 }
 
+template <class T>
+constexpr bool five_bit_codes() {
+  if constexpr (requires { T::kFiveBitCodes; }) return T::kFiveBitCodes;
+  return false;
+}
+
 // Decode (one activation row): both halves of a group in one pass over its blocks, so each
 // broadcast of the activations serves 16 rows instead of 8 and the two halves' sums are
 // independent chains. kBlock(k0, k1, r, acc0, acc1) adds the block's share of rows 0..7 / 8..15 of
@@ -449,6 +469,67 @@ inline void four_bit_block(const Block& k0, const Block& k1, const Row& r, __m25
   acc1 = T::sum(acc1, _mm256_madd_epi16(s1, ones16()), T::scales(k1), r);
 }
 
+// Five-bit codes (Q5_0, Q5_1, Q5_K): as four_bit_block, a line of both halves at a time, each code
+// vector given its fifth bits as it is unpacked; four int16 sums (a sum of four vpmaddubsw of codes
+// <= 31 stays exact, see the top of the file). half_by_half_block held all eight code vectors of a
+// half and GCC spilled; here the activations' broadcasts also serve both halves. kernel_pass q5_k /
+// q5_0, 16384 x 4096, 1 thread on Zen 3: 15.0-15.5 -> 16.6-17.1 / 15.4-16.3 -> 18.0-18.2 GB/s;
+// TinyLlama Q5_K_M tg64 at 1 thread 17.8-20.3 -> 20.1-21.0 tok/s.
+template <class T>
+inline void five_bit_block(const Block& k0, const Block& k1, const Row& r, __m256& acc0, __m256& acc1) {
+  const int8_t* xq = r.xq;
+  const uint8_t* masks = k0.qb + 256;
+  const __m256i low = _mm256_set1_epi8(0x0F);
+  __m256i s[2][2] = {{_mm256_setzero_si256(), _mm256_setzero_si256()},
+                     {_mm256_setzero_si256(), _mm256_setzero_si256()}};
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) {
+    const __m256i x_lo = bcast(xq + 4 * j), x_hi = bcast(xq + 16 + 4 * j);
+#pragma GCC unroll 2
+    for (int half = 0; half < 2; ++half) {
+      const __m256i w = half_line(k0.qb, j, half);
+      const __m256i lo = _mm256_add_epi8(_mm256_and_si256(w, low), top_bits(masks + j * 8 + half * 4, 16));
+      const __m256i hi =
+          _mm256_add_epi8(_mm256_and_si256(_mm256_srli_epi16(w, 4), low), top_bits(masks + (4 + j) * 8 + half * 4, 16));
+      s[half][0] = _mm256_add_epi16(s[half][0], _mm256_maddubs_epi16(lo, x_lo));
+      s[half][1] = _mm256_add_epi16(s[half][1], _mm256_maddubs_epi16(hi, x_hi));
+    }
+  }
+  const __m256i dot0 = _mm256_add_epi32(_mm256_madd_epi16(s[0][0], ones16()), _mm256_madd_epi16(s[0][1], ones16()));
+  const __m256i dot1 = _mm256_add_epi32(_mm256_madd_epi16(s[1][0], ones16()), _mm256_madd_epi16(s[1][1], ones16()));
+  acc0 = T::sum(acc0, dot0, T::scales(k0), r);
+  acc1 = T::sum(acc1, dot1, T::scales(k1), r);
+}
+
+// Q3_K: likewise a line of both halves at a time; line z's two-bit fields k are columns
+// 16z + 4k..16z + 4k + 3, their third bits (+4) in mask 4z + k. Each sub-block's four vpmaddubsw of
+// codes <= 7 sum in int16, then its scale is vpmaddwd's multiplier (HalfScaledBlock). kernel_pass
+// q3_k, 16384 x 4096, 1 thread on Zen 3: 10.3-10.5 -> 11.0-11.4 GB/s.
+template <class T>
+inline void three_bit_block(const Block& k0, const Block& k1, const Row& r, __m256& acc0, __m256& acc1) {
+  const uint8_t* masks = k0.qb + 128;
+  const __m256i three = _mm256_set1_epi8(3);
+  __m256i s[2][2] = {{_mm256_setzero_si256(), _mm256_setzero_si256()},
+                     {_mm256_setzero_si256(), _mm256_setzero_si256()}};
+#pragma GCC unroll 2
+  for (int z = 0; z < 2; ++z) {
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      const __m256i x = bcast(r.xq + 16 * z + 4 * k);
+#pragma GCC unroll 2
+      for (int half = 0; half < 2; ++half) {
+        const __m256i w = half_line(k0.qb, z, half);
+        const __m256i code = _mm256_add_epi8(_mm256_and_si256(_mm256_srli_epi16(w, 2 * k), three),
+                                             top_bits(masks + (4 * z + k) * 8 + half * 4, 4));
+        s[half][z] = _mm256_add_epi16(s[half][z], _mm256_maddubs_epi16(code, x));
+      }
+    }
+  }
+  const typename T::S s0 = T::scales(k0), s1 = T::scales(k1);
+  acc0 = T::sum(acc0, _mm256_add_epi32(_mm256_madd_epi16(s[0][0], s0.sc0), _mm256_madd_epi16(s[0][1], s0.sc1)), s0, r);
+  acc1 = T::sum(acc1, _mm256_add_epi32(_mm256_madd_epi16(s[1][0], s1.sc0), _mm256_madd_epi16(s[1][1], s1.sc1)), s1, r);
+}
+
 // Signed values (Q8_0, IQ4_NL, IQ4_XS): TinyLlama Q8_0 tg64 on Zen 3, 1 thread 12.5 -> 15.2 tok/s,
 // 2 threads 21.4 -> 26.7 (31 GB/s, the measured read bandwidth).
 template <class T>
@@ -464,10 +545,11 @@ inline void signed_block(const Block& k0, const Block& k1, const Row& r, __m256&
   acc1 = T::sum(acc1, d1, T::scales(k1), r);
 }
 
-// The other types (five- and six-bit codes, Q2_K, Q3_K): each half unpacked and added as in
+// The other types (six-bit codes, Q2_K): each half unpacked and added as in
 // groups<T, 1>, the halves one after the other within the block (a half's codes fill eight
 // registers). Walking the group once instead of once per half, TinyLlama tg64 at 2 threads on Zen 3:
-// Q5_K_M 29 -> 36 tok/s, Q3_K_M 35 -> 41 (Q6_K's scaling above included).
+// Q5_K_M 29 -> 36 tok/s, Q3_K_M 35 -> 41 (Q6_K's scaling above included), when Q5_* and Q3_K took
+// this path too (they have their own blocks above since).
 template <class T>
 inline void half_by_half_block(const Block& k0, const Block& k1, const Row& r, __m256& acc0, __m256& acc1) {
   __m256i v[8];
@@ -540,6 +622,10 @@ void gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1) {
       case 1:
         if constexpr (four_bit_codes<T>())
           one_row<four_bit_block<T>>(p, g0, g1);
+        else if constexpr (five_bit_codes<T>())
+          one_row<five_bit_block<T>>(p, g0, g1);
+        else if constexpr (std::is_same_v<T, Q3_K>)
+          one_row<three_bit_block<T>>(p, g0, g1);
         else if constexpr (signed_lines<T>())
           one_row<signed_block<T>>(p, g0, g1);
         else
