@@ -27,7 +27,9 @@ struct ModelShape {
   bool tied_embeddings = false;
   // llama3 rope scaling (written as rope_freqs.weight, as llama.cpp's converter does); 0 = off.
   float llama3_rope_factor = 0.0f;
-  int n_vocab = 0;  // the published vocabulary (shape-only models); gen-model takes its tokenizer's (but phi3)
+  // The published vocabulary (shape-only models). gen-model writes its tokenizer's instead, except
+  // that a phi3 shape over Llama 2's tokenizer gets Phi-3's 32064 (generate_model).
+  int n_vocab = 0;
   int head_dim = 0;  // 0: dim / n_heads; else written as attention.key_length (Qwen3 and others)
   // Sliding-window architectures (gemma2, gemma3): attention.sliding_window; 0 = the
   // architecture's default (gemma2's 4096; gemma3 then has no local layers).
