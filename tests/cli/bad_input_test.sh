@@ -138,6 +138,13 @@ bad "plan -o /dev/full" "/dev/full" "$TANDEM" plan --soc sd8gen3 --model-preset 
 cp "$M" "$WORK/over.gguf"
 good "gen-model over a regular file" "$TANDEM" gen-model --preset test-small --type q4_0 -o "$WORK/over.gguf"
 holds "no temporary left beside it" bash -c "! ls '$WORK' | grep -q partial"
+# Shape options beside --preset replace its values (they were silently ignored: a 15 GB phi3-mini).
+good "gen-model --preset with shape options" "$TANDEM" gen-model --preset phi3-mini --dim 64 --layers 1 --heads 2 \
+  --kv-heads 2 --ffn 64 --type q8_0 -o "$WORK/phi3-small.gguf"
+holds "the options replace the preset's shape, its vocabulary stays" \
+  bash -c "'$TANDEM' info -m '$WORK/phi3-small.gguf' | grep -q 'dim 64, layers 1, heads 2 (kv 2, head dim 32), ffn 64, vocab 32064'"
+bad "gen-model --preset, --heads its kv heads do not divide" "--kv-heads: 32 does not divide --heads 2" \
+  "$TANDEM" gen-model --preset phi3-mini --dim 64 --layers 1 --heads 2 --ffn 64 -o "$WORK/phi3-bad.gguf"
 
 # --- The compile cache: what a run reads from a folder anyone could have written. Refused means
 # refused: the run fails, it does not quietly run that part elsewhere.

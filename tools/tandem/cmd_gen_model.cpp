@@ -19,6 +19,8 @@ Command add_gen_model(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("gen-model", "Write a GGUF model with random weights and real shapes");
   auto* preset = sub->add_option("--preset", o->preset, "tinyllama-1.1b | llama3.2-1b | qwen2.5-0.5b | qwen3-0.6b | phi3-mini | gemma2-2b | gemma3-1b | test-small | ...");
   auto* arch = sub->add_option("--arch", o->arch, "llama | qwen2 | qwen3 | phi3 | gemma2 | gemma3 (custom shape)");
+  // The shape options: a custom shape with --arch, or what they name replaced in a --preset's
+  // (a small model with a preset's architecture and vocabulary, e.g. phi3-mini's 32064 tokens).
   sub->add_option("--dim", o->dim, "embedding size, 1..65536")->check(CLI::Range(1, 65536));
   sub->add_option("--layers", o->layers, "transformer blocks, 1..1024")->check(CLI::Range(1, 1024));
   sub->add_option("--heads", o->heads, "attention heads, 1..1024")->check(CLI::Range(1, 1024));
@@ -36,7 +38,7 @@ Command add_gen_model(CLI::App& app) {
   sub->add_option("--seed", o->seed, "random seed, 0..2^64-1")->check(CLI::NonNegativeNumber)->capture_default_str();
   sub->add_option("-t,--threads", o->threads, "threads for drawing and quantizing, 1..1024")->check(CLI::Range(1, 1024))->capture_default_str();
   sub->add_option("-o,--output", o->out, "output GGUF file")->required();
-  return {sub, [o]() -> Status {
+  return {sub, [o, sub]() -> Status {
             GenModelOptions g;
             if (!o->preset.empty()) {
               auto shape = model_preset(o->preset);
@@ -46,6 +48,20 @@ Command add_gen_model(CLI::App& app) {
                 return InvalidArgument("--preset: unknown preset '" + o->preset + "' (known: " + names + ")");
               }
               g.shape = *shape;
+              // Shape options given beside a preset replace its values (they were ignored before:
+              // `--preset phi3-mini --dim 256` wrote the whole 15 GB phi3-mini).
+              auto given = [&](const char* name) { return sub->get_option(name)->count() > 0; };
+              if (given("--dim")) g.shape.dim = o->dim;
+              if (given("--layers")) g.shape.n_layers = o->layers;
+              if (given("--heads")) g.shape.n_heads = o->heads;
+              if (given("--kv-heads")) g.shape.n_kv_heads = o->kv_heads;
+              if (given("--ffn")) g.shape.ffn_dim = o->ffn;
+              if (given("--head-dim")) g.shape.head_dim = o->head_dim;
+              if (given("--ctx")) g.shape.context_length = o->ctx;
+              if (given("--sliding-window")) g.shape.sliding_window = o->window;
+              if (given("--longrope-original-ctx")) g.shape.longrope_original_context = o->longrope;
+              if (given("--swa-period")) g.shape.swa_period = o->swa_period;
+              if (given("--tied")) g.shape.tied_embeddings = true;
             } else {
               const ArchDescription* desc = find_arch(o->arch);
               if (!desc) return InvalidArgument("--arch: '" + o->arch + "' is not supported (" + arch_name_list() + ")");
