@@ -10,8 +10,8 @@
 //   - signed values (Q8_0's bytes XOR 0x80, the IQ4 levels): |w| x |x| through vpsignb, one
 //     vpmaddwd each (2 x 128 x 127 = 32512).
 // So no high nibble is kept as 16 x nibble here (240 x 127 x 2 would saturate): both halves are
-// shifted down. The scaling of each type is the AVX-512 kernels', over 8 lanes, except that Q3_K
-// and Q6_K take their sub-block scales into the integer sums (HalfScaledBlock).
+// shifted down. The scaling of each type is the AVX-512 kernels', over 8 lanes, except that Q2_K,
+// Q3_K and Q6_K take their sub-block scales into the integer sums (HalfScaledBlock).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -145,6 +145,18 @@ inline __m256i iq4_line(const uint8_t* qb, int half, int j) {
   return _mm256_shuffle_epi8(levels, code);
 }
 
+// A compiler barrier: the values are in registers here. In the line-at-a-time blocks GCC otherwise
+// reassociates a block's sums into a tree, computes the products of later lines before summing the
+// earlier ones and spills: Q4_0's decode loop was 108 instructions per block, 9 of them stack
+// accesses, the accumulators' among them; with keep after each line 103 and none. kernel_pass
+// (2048 x 4096, in cache, 1 thread, Zen 3) q4_0 31.4 -> 34.6 GB/s, q4_k 27.1 -> 30.2, q8_0 43.3 ->
+// 45.3. Not in five_bit_block, nor for Q3_K in two_bit_block: there it cut the spills too, but
+// five_bit_block ran 5-12% slower and Q3_K no faster.
+template <class... V>
+inline void keep(V&... v) {
+  ([&] { asm("" : "+x"(v)); }(), ...);
+}
+
 // ---- the integer dot products of the two halves of a block with its 32 int8 activations
 
 struct Dots {
@@ -272,22 +284,27 @@ struct KBlock {
 using Q4_K = KBlock<4>;
 using Q5_K = KBlock<5>;
 
-// Q3_K (three bits, value q - 4) and Q6_K (six bits, value q - 32): int8 scales per 16 columns.
+// Q3_K (three bits, value q - 4), Q6_K (six bits, value q - 32): int8 scales per 16 columns;
+// Q2_K (two bits, value d sc q - dmin m): u8 scales and minimums per 16 columns.
 // The scales are vpmaddwd's multipliers (in place of ones), so a half's sum over the block's 32
 // columns of scale x code x activation is one int32 per row, and the offset comes off it as
 // offset x (sc0 x the activations' sum over the first 16 columns + sc1 x over the last 16), one
-// vpmaddwd more: one conversion and one FMA per row and block, where two sums were converted and
-// scaled in fp32. With the one-pass walk (one_row), TinyLlama Q6_K tg64 at 2 threads on Zen 3:
-// 26-29 -> 35-36 tok/s (32 GB/s, the measured read bandwidth).
+// vpmaddwd more (Q2_K: m0 x the first sum + m1 x the second, times dmin): one conversion and one
+// FMA per row and block, where two sums were converted and scaled in fp32. With the one-pass walk
+// (one_row), TinyLlama Q6_K tg64 at 2 threads on Zen 3: 26-29 -> 35-36 tok/s (32 GB/s, the
+// measured read bandwidth).
 template <int kCodeBits>
 struct HalfScaledBlock {
+  static constexpr int kBits = kCodeBits;
   static constexpr int kOffsetShift = kCodeBits == 3 ? 2 : 5;  // offsets 4 and 32
   struct S {
-    __m256i sc0, sc1, sc01;  // int16 pairs per row: (sc0, sc0), (sc1, sc1), (sc0, sc1)
-    __m256 d;
+    __m256i sc0, sc1, sc01;  // int16 pairs per row: (sc0, sc0), (sc1, sc1), (sc0, sc1) or Q2_K's (m0, m1)
+    __m256 d, dmin;
   };
   static S load(const Block& k, __m256i (&v)[8]) {
-    if constexpr (kCodeBits == 3) {
+    if constexpr (kCodeBits == 2) {
+      unpack_two_bits(k.qb, k.half, v);
+    } else if constexpr (kCodeBits == 3) {
       unpack_two_bits(k.qb, k.half, v);
       add_top_bits(k.qb + 128, k.half, 4, v);
     } else {
@@ -297,18 +314,22 @@ struct HalfScaledBlock {
     return scales(k);
   }
   static S scales(const Block& k) {
-    // Each row's dword is its scale sign-extended; the blend makes its high int16 a scale too.
-    const __m256i s0 = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(k.meta + k.half * 8)));
-    const __m256i s1 =
-        _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(k.meta + 16 + k.half * 8)));
-    return {_mm256_blend_epi16(s0, _mm256_slli_epi32(s0, 16), 0xAA),
-            _mm256_blend_epi16(s1, _mm256_slli_epi32(s1, 16), 0xAA),
-            _mm256_blend_epi16(s0, _mm256_slli_epi32(s1, 16), 0xAA), k.super_f32(0)};
+    // Each row's dword is its scale sign-extended (Q2_K's are 0..15); the blend makes its high int16
+    // a scale too.
+    auto dwords = [&](int at) {
+      return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(k.meta + at + k.half * 8)));
+    };
+    auto pairs = [](__m256i lo, __m256i hi) { return _mm256_blend_epi16(lo, _mm256_slli_epi32(hi, 16), 0xAA); };
+    const __m256i s0 = dwords(0), s1 = dwords(16);
+    if constexpr (kCodeBits == 2)
+      return {pairs(s0, s0), pairs(s1, s1), pairs(dwords(32), dwords(48)), k.super_f32(0), k.super_f32(1)};
+    else
+      return {pairs(s0, s0), pairs(s1, s1), pairs(s0, s1), k.super_f32(0), _mm256_setzero_ps()};
   }
   static __m256 add(__m256 acc, const __m256i (&v)[8], const S& s, const Row& r) {
     const int8_t* xq = r.xq;
     __m256i dot;
-    if constexpr (kCodeBits == 3) {  // codes <= 7: a sub-block's four vpmaddubsw sum in int16
+    if constexpr (kCodeBits <= 3) {  // codes <= 7: a sub-block's four vpmaddubsw sum in int16
       __m256i s0 = _mm256_maddubs_epi16(v[0], bcast(xq)), s1 = _mm256_maddubs_epi16(v[4], bcast(xq + 16));
 #pragma GCC unroll 3
       for (int j = 1; j < 4; ++j) {
@@ -331,33 +352,18 @@ struct HalfScaledBlock {
     // The activations' sums over the two sub-blocks, as int16 (|sum| <= 16 x 127).
     const __m256i xs =
         _mm256_set1_epi32(int32_t(uint32_t(uint16_t(r.xs_lo)) | uint32_t(uint16_t(r.xs - r.xs_lo)) << 16));
+    if constexpr (kCodeBits == 2) {
+      const __m256 mins = _mm256_cvtepi32_ps(_mm256_madd_epi16(s.sc01, xs));
+      const __m256 t = _mm256_fmsub_ps(_mm256_cvtepi32_ps(dot), s.d, _mm256_mul_ps(mins, s.dmin));
+      return _mm256_fmadd_ps(t, _mm256_set1_ps(r.xd), acc);
+    }
     dot = _mm256_sub_epi32(dot, _mm256_slli_epi32(_mm256_madd_epi16(s.sc01, xs), kOffsetShift));
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(s.d, _mm256_set1_ps(r.xd)), acc);
   }
 };
-using Q3_K = HalfScaledBlock<3>;  // one_row: three_bit_block
+using Q2_K = HalfScaledBlock<2>;  // one_row: two_bit_block (Q2_K, Q3_K)
+using Q3_K = HalfScaledBlock<3>;
 using Q6_K = HalfScaledBlock<6>;
-
-// Q2_K: d sc q - dmin m per half.
-struct Q2_K {
-  struct S {
-    __m256 s0, s1, n0, n1;
-  };
-  static S load(const Block& k, __m256i (&v)[8]) {
-    unpack_two_bits(k.qb, k.half, v);
-    const __m256 d = k.super_f32(0), dmin = k.super_f32(1);
-    const uint8_t* m = k.meta + k.half * 8;
-    return {_mm256_mul_ps(d, u8x8(m)), _mm256_mul_ps(d, u8x8(m + 16)), _mm256_mul_ps(dmin, u8x8(m + 32)),
-            _mm256_mul_ps(dmin, u8x8(m + 48))};
-  }
-  static __m256 add(__m256 acc, const __m256i (&v)[8], const S& s, const Row& r) {
-    const Dots d = dots(v, r.xq);
-    __m256 t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d.hi), s.s1, _mm256_mul_ps(_mm256_cvtepi32_ps(d.lo), s.s0));
-    t = _mm256_fnmadd_ps(s.n0, _mm256_set1_ps(float(r.xs_lo)), t);
-    t = _mm256_fnmadd_ps(s.n1, _mm256_set1_ps(float(r.xs - r.xs_lo)), t);
-    return _mm256_fmadd_ps(t, _mm256_set1_ps(r.xd), acc);
-  }
-};
 
 // IQ4_XS: signed levels, d sc per block.
 struct IQ4_XS {
@@ -464,6 +470,7 @@ inline void four_bit_block(const Block& k0, const Block& k1, const Row& r, __m25
     };
     s0 = _mm256_add_epi16(s0, nibble_products(half_line(k0.qb, j, 0)));
     s1 = _mm256_add_epi16(s1, nibble_products(half_line(k0.qb, j, 1)));
+    keep(s0, s1);
   }
   acc0 = T::sum(acc0, _mm256_madd_epi16(s0, ones16()), T::scales(k0), r);
   acc1 = T::sum(acc1, _mm256_madd_epi16(s1, ones16()), T::scales(k1), r);
@@ -501,12 +508,13 @@ inline void five_bit_block(const Block& k0, const Block& k1, const Row& r, __m25
   acc1 = T::sum(acc1, dot1, T::scales(k1), r);
 }
 
-// Q3_K: likewise a line of both halves at a time; line z's two-bit fields k are columns
-// 16z + 4k..16z + 4k + 3, their third bits (+4) in mask 4z + k. Each sub-block's four vpmaddubsw of
-// codes <= 7 sum in int16, then its scale is vpmaddwd's multiplier (HalfScaledBlock). kernel_pass
-// q3_k, 16384 x 4096, 1 thread on Zen 3: 10.3-10.5 -> 11.0-11.4 GB/s.
+// Q2_K and Q3_K: likewise a line of both halves at a time; line z's two-bit fields k are columns
+// 16z + 4k..16z + 4k + 3, Q3_K's third bits (+4) in mask 4z + k. Each sub-block's four vpmaddubsw
+// of codes <= 7 sum in int16, then its scale is vpmaddwd's multiplier (HalfScaledBlock). kernel_pass
+// 1 thread on Zen 3: q3_k (16384 x 4096) 10.3-10.5 -> 11.0-11.4 GB/s; q2_k (2048 x 4096, in
+// cache), which took half_by_half_block with its scales in fp32 before, 11.6 -> 14.2 GB/s.
 template <class T>
-inline void three_bit_block(const Block& k0, const Block& k1, const Row& r, __m256& acc0, __m256& acc1) {
+inline void two_bit_block(const Block& k0, const Block& k1, const Row& r, __m256& acc0, __m256& acc1) {
   const uint8_t* masks = k0.qb + 128;
   const __m256i three = _mm256_set1_epi8(3);
   __m256i s[2][2] = {{_mm256_setzero_si256(), _mm256_setzero_si256()},
@@ -519,10 +527,11 @@ inline void three_bit_block(const Block& k0, const Block& k1, const Row& r, __m2
 #pragma GCC unroll 2
       for (int half = 0; half < 2; ++half) {
         const __m256i w = half_line(k0.qb, z, half);
-        const __m256i code = _mm256_add_epi8(_mm256_and_si256(_mm256_srli_epi16(w, 2 * k), three),
-                                             top_bits(masks + (4 * z + k) * 8 + half * 4, 4));
+        __m256i code = _mm256_and_si256(_mm256_srli_epi16(w, 2 * k), three);
+        if constexpr (T::kBits == 3) code = _mm256_add_epi8(code, top_bits(masks + (4 * z + k) * 8 + half * 4, 4));
         s[half][z] = _mm256_add_epi16(s[half][z], _mm256_maddubs_epi16(code, x));
       }
+      if constexpr (T::kBits == 2) keep(s[0][z], s[1][z]);  // Q3_K: no faster with it
     }
   }
   const typename T::S s0 = T::scales(k0), s1 = T::scales(k1);
@@ -540,12 +549,13 @@ inline void signed_block(const Block& k0, const Block& k1, const Row& r, __m256&
     const __m256i x = bcast(r.xq + 4 * j), w0 = T::line(k0, j), w1 = T::line(k1, j);
     d0 = _mm256_add_epi32(d0, signed_products(w0, x));
     d1 = _mm256_add_epi32(d1, signed_products(w1, x));
+    keep(d0, d1);
   }
   acc0 = T::sum(acc0, d0, T::scales(k0), r);
   acc1 = T::sum(acc1, d1, T::scales(k1), r);
 }
 
-// The other types (six-bit codes, Q2_K): each half unpacked and added as in
+// The other type (Q6_K's six-bit codes): each half unpacked and added as in
 // groups<T, 1>, the halves one after the other within the block (a half's codes fill eight
 // registers). Walking the group once instead of once per half, TinyLlama tg64 at 2 threads on Zen 3:
 // Q5_K_M 29 -> 36 tok/s, Q3_K_M 35 -> 41 (Q6_K's scaling above included), when Q5_* and Q3_K took
@@ -624,8 +634,8 @@ void gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1) {
           one_row<four_bit_block<T>>(p, g0, g1);
         else if constexpr (five_bit_codes<T>())
           one_row<five_bit_block<T>>(p, g0, g1);
-        else if constexpr (std::is_same_v<T, Q3_K>)
-          one_row<three_bit_block<T>>(p, g0, g1);
+        else if constexpr (std::is_same_v<T, Q2_K> || std::is_same_v<T, Q3_K>)
+          one_row<two_bit_block<T>>(p, g0, g1);
         else if constexpr (signed_lines<T>())
           one_row<signed_block<T>>(p, g0, g1);
         else
