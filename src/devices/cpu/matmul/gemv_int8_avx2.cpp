@@ -478,8 +478,8 @@ inline void four_bit_block(const Block& k0, const Block& k1, const Row& r, __m25
 
 // Five-bit codes (Q5_0, Q5_1, Q5_K): as four_bit_block, a line of both halves at a time, each code
 // vector given its fifth bits as it is unpacked; four int16 sums (a sum of four vpmaddubsw of codes
-// <= 31 stays exact, see the top of the file). half_by_half_block held all eight code vectors of a
-// half and GCC spilled; here the activations' broadcasts also serve both halves. kernel_pass q5_k /
+// <= 31 stays exact, see the top of the file). Unpacking all eight code vectors of a half first
+// (T::load) GCC spilled; here the activations' broadcasts also serve both halves. kernel_pass q5_k /
 // q5_0, 16384 x 4096, 1 thread on Zen 3: 15.0-15.5 -> 16.6-17.1 / 15.4-16.3 -> 18.0-18.2 GB/s;
 // TinyLlama Q5_K_M tg64 at 1 thread 17.8-20.3 -> 20.1-21.0 tok/s.
 template <class T>
@@ -512,7 +512,7 @@ inline void five_bit_block(const Block& k0, const Block& k1, const Row& r, __m25
 // 16z + 4k..16z + 4k + 3, Q3_K's third bits (+4) in mask 4z + k. Each sub-block's four vpmaddubsw
 // of codes <= 7 sum in int16, then its scale is vpmaddwd's multiplier (HalfScaledBlock). kernel_pass
 // 1 thread on Zen 3: q3_k (16384 x 4096) 10.3-10.5 -> 11.0-11.4 GB/s; q2_k (2048 x 4096, in
-// cache), which took half_by_half_block with its scales in fp32 before, 11.6 -> 14.2 GB/s.
+// cache), whose halves were unpacked whole (T::load) and scaled in fp32 before, 11.6 -> 14.2 GB/s.
 template <class T>
 inline void two_bit_block(const Block& k0, const Block& k1, const Row& r, __m256& acc0, __m256& acc1) {
   const uint8_t* masks = k0.qb + 128;
@@ -539,6 +539,50 @@ inline void two_bit_block(const Block& k0, const Block& k1, const Row& r, __m256
   acc1 = T::sum(acc1, _mm256_add_epi32(_mm256_madd_epi16(s[1][0], s1.sc0), _mm256_madd_epi16(s[1][1], s1.sc1)), s1, r);
 }
 
+// Q6_K: a line of both halves at a time as well (a half after the other, GCC kept the activations'
+// broadcasts for the second half on the stack: 5-10% slower). Line j's low nibbles are columns
+// 4j.., its high ones 16 + 4j..; their top two bits are field j of lines 4 and 5
+// (add_top_two_bits). Two lines' products sum in int16 (codes <= 63), then the sub-block's scale is
+// vpmaddwd's multiplier. kernel_pass q6_k (2048 x 4096, in cache, 1 thread, Zen 3), where a
+// half's eight code vectors were unpacked at once (T::load) and spilled: 22.8-24.5 -> 25.2-26.7
+// GB/s.
+template <class T>
+inline void six_bit_block(const Block& k0, const Block& k1, const Row& r, __m256& acc0, __m256& acc1) {
+  const __m256i low = _mm256_set1_epi8(0x0F), top = _mm256_set1_epi8(0x30);
+  const typename T::S sc[2] = {T::scales(k0), T::scales(k1)};
+  // Field j of a line of top bits, moved to bits 4-5.
+  auto top_field = [&](__m256i t, int j) {
+    const __m256i f = j == 0   ? _mm256_slli_epi16(t, 4)
+                      : j == 1 ? _mm256_slli_epi16(t, 2)
+                      : j == 2 ? t
+                               : _mm256_srli_epi16(t, 2);
+    return _mm256_and_si256(f, top);
+  };
+  __m256i dot[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+#pragma GCC unroll 2
+  for (int p = 0; p < 2; ++p) {
+#pragma GCC unroll 2
+    for (int half = 0; half < 2; ++half) {
+      __m256i lo_sum = _mm256_setzero_si256(), hi_sum = _mm256_setzero_si256();
+#pragma GCC unroll 2
+      for (int q = 0; q < 2; ++q) {
+        const int j = 2 * p + q;
+        const __m256i w = half_line(k0.qb, j, half);
+        const __m256i lo = _mm256_or_si256(_mm256_and_si256(w, low), top_field(half_line(k0.qb, 4, half), j));
+        const __m256i hi =
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(w, 4), low), top_field(half_line(k0.qb, 5, half), j));
+        lo_sum = _mm256_add_epi16(lo_sum, _mm256_maddubs_epi16(lo, bcast(r.xq + 4 * j)));
+        hi_sum = _mm256_add_epi16(hi_sum, _mm256_maddubs_epi16(hi, bcast(r.xq + 16 + 4 * j)));
+        keep(lo_sum, hi_sum);
+      }
+      dot[half] = _mm256_add_epi32(
+          dot[half], _mm256_add_epi32(_mm256_madd_epi16(lo_sum, sc[half].sc0), _mm256_madd_epi16(hi_sum, sc[half].sc1)));
+    }
+  }
+  acc0 = T::sum(acc0, dot[0], sc[0], r);
+  acc1 = T::sum(acc1, dot[1], sc[1], r);
+}
+
 // Signed values (Q8_0, IQ4_NL, IQ4_XS): TinyLlama Q8_0 tg64 on Zen 3, 1 thread 12.5 -> 15.2 tok/s,
 // 2 threads 21.4 -> 26.7 (31 GB/s, the measured read bandwidth).
 template <class T>
@@ -553,20 +597,6 @@ inline void signed_block(const Block& k0, const Block& k1, const Row& r, __m256&
   }
   acc0 = T::sum(acc0, d0, T::scales(k0), r);
   acc1 = T::sum(acc1, d1, T::scales(k1), r);
-}
-
-// The other type (Q6_K's six-bit codes): each half unpacked and added as in
-// groups<T, 1>, the halves one after the other within the block (a half's codes fill eight
-// registers). Walking the group once instead of once per half, TinyLlama tg64 at 2 threads on Zen 3:
-// Q5_K_M 29 -> 36 tok/s, Q3_K_M 35 -> 41 (Q6_K's scaling above included), when Q5_* and Q3_K took
-// this path too (they have their own blocks above since).
-template <class T>
-inline void half_by_half_block(const Block& k0, const Block& k1, const Row& r, __m256& acc0, __m256& acc1) {
-  __m256i v[8];
-  typename T::S s = T::load(k0, v);
-  acc0 = T::add(acc0, v, s, r);
-  s = T::load(k1, v);
-  acc1 = T::add(acc1, v, s, r);
 }
 
 // Prefill tiles (2 to 4 activation rows) of every type: per group, per half of 8 rows, the blocks
@@ -636,10 +666,10 @@ void gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1) {
           one_row<five_bit_block<T>>(p, g0, g1);
         else if constexpr (std::is_same_v<T, Q2_K> || std::is_same_v<T, Q3_K>)
           one_row<two_bit_block<T>>(p, g0, g1);
-        else if constexpr (signed_lines<T>())
-          one_row<signed_block<T>>(p, g0, g1);
+        else if constexpr (std::is_same_v<T, Q6_K>)
+          one_row<six_bit_block<T>>(p, g0, g1);
         else
-          one_row<half_by_half_block<T>>(p, g0, g1);
+          one_row<signed_block<T>>(p, g0, g1);
         break;
       case 2: groups<T, 2>(p, g0, g1); break;
       case 3: groups<T, 3>(p, g0, g1); break;
