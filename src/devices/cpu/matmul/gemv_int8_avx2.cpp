@@ -314,17 +314,17 @@ struct HalfScaledBlock {
     return scales(k);
   }
   static S scales(const Block& k) {
-    // Each row's dword is its scale sign-extended (Q2_K's are 0..15); the blend makes its high int16
-    // a scale too.
-    auto dwords = [&](int at) {
-      return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(k.meta + at + k.half * 8)));
+    // Row r's dword is (a[r], b[r]) as two int16: the bytes interleaved, then sign-extended (Q2_K's
+    // are 0..15).
+    auto pairs = [&](int a, int b) {
+      const __m128i lo = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(k.meta + a + k.half * 8));
+      const __m128i hi = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(k.meta + b + k.half * 8));
+      return _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(lo, hi));
     };
-    auto pairs = [](__m256i lo, __m256i hi) { return _mm256_blend_epi16(lo, _mm256_slli_epi32(hi, 16), 0xAA); };
-    const __m256i s0 = dwords(0), s1 = dwords(16);
     if constexpr (kCodeBits == 2)
-      return {pairs(s0, s0), pairs(s1, s1), pairs(dwords(32), dwords(48)), k.super_f32(0), k.super_f32(1)};
+      return {pairs(0, 0), pairs(16, 16), pairs(32, 48), k.super_f32(0), k.super_f32(1)};
     else
-      return {pairs(s0, s0), pairs(s1, s1), pairs(s0, s1), k.super_f32(0), _mm256_setzero_ps()};
+      return {pairs(0, 0), pairs(16, 16), pairs(0, 16), k.super_f32(0), _mm256_setzero_ps()};
   }
   static __m256 add(__m256 acc, const __m256i (&v)[8], const S& s, const Row& r) {
     const int8_t* xq = r.xq;
