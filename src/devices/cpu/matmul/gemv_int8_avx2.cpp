@@ -125,12 +125,18 @@ inline void add_top_bits(const uint8_t* masks, int half, int add, __m256i (&v)[8
   for (int j = 0; j < 8; ++j) v[j] = _mm256_add_epi8(v[j], top_bits(masks + j * 8 + half * 4, add));
 }
 // Six-bit quants: the top two bits, two-bit fields after the nibbles (lines 4 and 5), to bits 4-5.
+// Field k of such a line t, in bits 4-5 of each byte:
+inline __m256i top_two_bits(__m256i t, int k) {
+  const __m256i f = k == 0   ? _mm256_slli_epi16(t, 4)
+                    : k == 1 ? _mm256_slli_epi16(t, 2)
+                    : k == 2 ? t
+                             : _mm256_srli_epi16(t, 2);
+  return _mm256_and_si256(f, _mm256_set1_epi8(0x30));
+}
 inline void add_top_two_bits(const uint8_t* qb, int half, __m256i (&v)[8]) {
-  const __m256i top = _mm256_set1_epi8(0x30);
   for (int z = 0; z < 2; ++z) {
     const __m256i t = half_line(qb, 4 + z, half);
-    const __m256i high[4] = {_mm256_slli_epi16(t, 4), _mm256_slli_epi16(t, 2), t, _mm256_srli_epi16(t, 2)};
-    for (int k = 0; k < 4; ++k) v[4 * z + k] = _mm256_or_si256(v[4 * z + k], _mm256_and_si256(high[k], top));
+    for (int k = 0; k < 4; ++k) v[4 * z + k] = _mm256_or_si256(v[4 * z + k], top_two_bits(t, k));
   }
 }
 // Line j of a half-block of signed values (elements 4j..4j+3 of each of the 8 rows), alone: the
@@ -548,16 +554,8 @@ inline void two_bit_block(const Block& k0, const Block& k1, const Row& r, __m256
 // GB/s.
 template <class T>
 inline void six_bit_block(const Block& k0, const Block& k1, const Row& r, __m256& acc0, __m256& acc1) {
-  const __m256i low = _mm256_set1_epi8(0x0F), top = _mm256_set1_epi8(0x30);
+  const __m256i low = _mm256_set1_epi8(0x0F);
   const typename T::S sc[2] = {T::scales(k0), T::scales(k1)};
-  // Field j of a line of top bits, moved to bits 4-5.
-  auto top_field = [&](__m256i t, int j) {
-    const __m256i f = j == 0   ? _mm256_slli_epi16(t, 4)
-                      : j == 1 ? _mm256_slli_epi16(t, 2)
-                      : j == 2 ? t
-                               : _mm256_srli_epi16(t, 2);
-    return _mm256_and_si256(f, top);
-  };
   __m256i dot[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
 #pragma GCC unroll 2
   for (int p = 0; p < 2; ++p) {
@@ -568,15 +566,15 @@ inline void six_bit_block(const Block& k0, const Block& k1, const Row& r, __m256
       for (int q = 0; q < 2; ++q) {
         const int j = 2 * p + q;
         const __m256i w = half_line(k0.qb, j, half);
-        const __m256i lo = _mm256_or_si256(_mm256_and_si256(w, low), top_field(half_line(k0.qb, 4, half), j));
+        const __m256i lo = _mm256_or_si256(_mm256_and_si256(w, low), top_two_bits(half_line(k0.qb, 4, half), j));
         const __m256i hi =
-            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(w, 4), low), top_field(half_line(k0.qb, 5, half), j));
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(w, 4), low), top_two_bits(half_line(k0.qb, 5, half), j));
         lo_sum = _mm256_add_epi16(lo_sum, _mm256_maddubs_epi16(lo, bcast(r.xq + 4 * j)));
         hi_sum = _mm256_add_epi16(hi_sum, _mm256_maddubs_epi16(hi, bcast(r.xq + 16 + 4 * j)));
         keep(lo_sum, hi_sum);
       }
-      dot[half] = _mm256_add_epi32(
-          dot[half], _mm256_add_epi32(_mm256_madd_epi16(lo_sum, sc[half].sc0), _mm256_madd_epi16(hi_sum, sc[half].sc1)));
+      dot[half] = _mm256_add_epi32(dot[half], _mm256_add_epi32(_mm256_madd_epi16(lo_sum, sc[half].sc0),
+                                                               _mm256_madd_epi16(hi_sum, sc[half].sc1)));
     }
   }
   acc0 = T::sum(acc0, dot[0], sc[0], r);
