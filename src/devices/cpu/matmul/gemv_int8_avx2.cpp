@@ -201,6 +201,8 @@ struct Row {
 // value d (q - kOffset): Q4_0 (nibbles, 8), Q5_0 (five bits, 16); Q8_0 and IQ4_NL signed, 0.
 template <int kCodeBits, int kOffset>
 struct ScaledBlock32 {
+  // The block's quants in 64-byte lines (packed_weight.h): a type's constant, and the block stride.
+  static constexpr int kLines = kCodeBits == 0 ? 4 : kCodeBits;
   struct S {
     __m256 d;
   };
@@ -237,6 +239,7 @@ using IQ4_NL = ScaledBlock32<0, 0>;
 // value d q + m: Q4_1, Q5_1.
 template <int kCodeBits>
 struct MinBlock32 {
+  static constexpr int kLines = kCodeBits;
   struct S {
     __m256 d, m;
   };
@@ -263,6 +266,7 @@ using Q5_1 = MinBlock32<5>;
 // Q4_K / Q5_K: d sc q - dmin m.
 template <int kCodeBits>
 struct KBlock {
+  static constexpr int kLines = kCodeBits;
   struct S {
     __m256 scale, min;
   };
@@ -301,6 +305,7 @@ using Q5_K = KBlock<5>;
 // measured read bandwidth).
 template <int kCodeBits>
 struct HalfScaledBlock {
+  static constexpr int kLines = kCodeBits;
   static constexpr int kBits = kCodeBits;
   static constexpr int kOffsetShift = kCodeBits == 3 ? 2 : 5;  // offsets 4 and 32
   struct S {
@@ -373,6 +378,7 @@ using Q6_K = HalfScaledBlock<6>;
 
 // IQ4_XS: signed levels, d sc per block.
 struct IQ4_XS {
+  static constexpr int kLines = 4;
   struct S {
     __m256 scale;
   };
@@ -429,12 +435,13 @@ constexpr bool five_bit_codes() {
 // Decode (one activation row): both halves of a group in one pass over its blocks, so each
 // broadcast of the activations serves 16 rows instead of 8 and the two halves' sums are
 // independent chains. kBlock(k0, k1, r, acc0, acc1) adds the block's share of rows 0..7 / 8..15 of
-// the group to acc0 / acc1.
-template <auto kBlock>
+// the group to acc0 / acc1. The block's lines are T's constant, so the prefetch of each is one
+// instruction (a loop over w.qs_bytes_per_block / 64 was about 20 of Q4_0's ~120 per block).
+template <class T, auto kBlock>
 void one_row(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
   const PackedWeight& w = *a.w;
   const int64_t blocks = w.blocks;
-  const int lines = int(w.qs_bytes_per_block / 64);
+  constexpr size_t kBlockBytes = size_t(T::kLines) * 64;
   for (int64_t g = g_begin; g < g_end; ++g) {
     const uint8_t* qs = w.qs(a.group0 + g);
     const uint8_t* meta = w.block_meta(a.group0 + g);
@@ -442,8 +449,9 @@ void one_row(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
     const MetaPrefetch meta_ahead(w, a.group0 + g, g == g_begin);
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     for (int64_t b = 0; b < blocks; ++b) {
-      const uint8_t* qb = qs + size_t(b) * w.qs_bytes_per_block;
-      for (int l = 0; l < lines; ++l)
+      const uint8_t* qb = qs + size_t(b) * kBlockBytes;
+#pragma GCC unroll 8
+      for (int l = 0; l < T::kLines; ++l)
         _mm_prefetch(reinterpret_cast<const char*>(qb + l * 64) + kPrefetchBytes, _MM_HINT_T0);
       meta_ahead.at(b);
       const uint8_t* mb = meta + size_t(b) * w.meta_bytes_per_block;
@@ -604,7 +612,7 @@ template <class T, int M>
 void groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
   const PackedWeight& w = *a.w;
   const int64_t blocks = w.blocks;
-  const int lines = int(w.qs_bytes_per_block / 64);
+  constexpr size_t kBlockBytes = size_t(T::kLines) * 64;
   for (int64_t g = g_begin; g < g_end; ++g) {
     const uint8_t* qs = w.qs(a.group0 + g);
     const uint8_t* meta = w.block_meta(a.group0 + g);
@@ -616,9 +624,11 @@ void groups(const PackedGemvArgs& a, int64_t g_begin, int64_t g_end) {
       __m256 acc[M];
       for (int i = 0; i < M; ++i) acc[i] = _mm256_setzero_ps();
       for (int64_t b = 0; b < blocks; ++b) {
-        const uint8_t* qb = qs + size_t(b) * w.qs_bytes_per_block;
+        const uint8_t* qb = qs + size_t(b) * kBlockBytes;
         if (half == 0) {
-          for (int l = 0; l < lines; ++l) _mm_prefetch(reinterpret_cast<const char*>(qb + l * 64) + kPrefetchBytes, _MM_HINT_T0);
+#pragma GCC unroll 8
+          for (int l = 0; l < T::kLines; ++l)
+            _mm_prefetch(reinterpret_cast<const char*>(qb + l * 64) + kPrefetchBytes, _MM_HINT_T0);
           meta_ahead.at(b);
         }
         const Block k{qb, meta + size_t(b) * w.meta_bytes_per_block, super, b, blocks / 8, half};
@@ -659,15 +669,15 @@ void gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1) {
     switch (p.m) {
       case 1:
         if constexpr (four_bit_codes<T>())
-          one_row<four_bit_block<T>>(p, g0, g1);
+          one_row<T, four_bit_block<T>>(p, g0, g1);
         else if constexpr (five_bit_codes<T>())
-          one_row<five_bit_block<T>>(p, g0, g1);
+          one_row<T, five_bit_block<T>>(p, g0, g1);
         else if constexpr (std::is_same_v<T, Q2_K> || std::is_same_v<T, Q3_K>)
-          one_row<two_bit_block<T>>(p, g0, g1);
+          one_row<T, two_bit_block<T>>(p, g0, g1);
         else if constexpr (std::is_same_v<T, Q6_K>)
-          one_row<six_bit_block<T>>(p, g0, g1);
+          one_row<T, six_bit_block<T>>(p, g0, g1);
         else
-          one_row<signed_block<T>>(p, g0, g1);
+          one_row<T, signed_block<T>>(p, g0, g1);
         break;
       case 2: groups<T, 2>(p, g0, g1); break;
       case 3: groups<T, 3>(p, g0, g1); break;
