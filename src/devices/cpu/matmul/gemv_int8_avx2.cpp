@@ -676,8 +676,10 @@ void gemv(const PackedGemvArgs& a, int64_t g0, int64_t g1) {
           one_row<T, two_bit_block<T>>(p, g0, g1);
         else if constexpr (std::is_same_v<T, Q6_K>)
           one_row<T, six_bit_block<T>>(p, g0, g1);
-        else
+        else if constexpr (signed_lines<T>())
           one_row<T, signed_block<T>>(p, g0, g1);
+        else
+          static_assert(signed_lines<T>(), "a packed type without a one-row block");
         break;
       case 2: groups<T, 2>(p, g0, g1); break;
       case 3: groups<T, 3>(p, g0, g1); break;
