@@ -24,8 +24,11 @@ enum class LoopControl { kNone, kBreak, kContinue };
 struct RenderBudget {
   static constexpr int64_t kMaxSteps = 5'000'000;
   static constexpr size_t kMaxOutputBytes = 64u << 20;
+  // How often step() asks `cancelled` whether to stop (a client gone, a SIGTERM).
+  static constexpr int64_t kPollSteps = 4096;
   int64_t steps = 0;
   int macro_depth = 0;  // macros running now, one inside another
+  const std::function<bool()>* cancelled = nullptr;
   void step();          // counts one statement or call; throws past kMaxSteps
 };
 

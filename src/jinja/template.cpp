@@ -104,11 +104,12 @@ Result<Template> Template::parse(std::string_view source) {
   }
 }
 
-Result<std::string> Template::render(const Scope& variables) const {
+Result<std::string> Template::render(const Scope& variables, const std::function<bool()>& cancelled) const {
   try {
     Scope scope = globals();
     for (const auto& [k, v] : variables) scope.insert_or_assign(k, v);
     Context ctx(std::move(scope));
+    ctx.budget().cancelled = &cancelled;
     std::string out;
     exec_body(*body_, ctx, out);
     return out;

@@ -5,6 +5,7 @@
 // byte. What it cannot render is an error naming the line and the construct.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -24,7 +25,10 @@ class Template {
 
   // Renders with `variables` beside the globals (range, namespace, dict, raise_exception,
   // strftime_now). A template's raise_exception() gives "line N: the template raised: MESSAGE".
-  Result<std::string> render(const Scope& variables) const;
+  // `cancelled`, when given, is polled every few thousand steps (and at least every
+  // RenderBudget::kPollSteps): once it answers true the render stops with "the render was
+  // cancelled" (a client that went away, a SIGTERM). It runs on the rendering thread.
+  Result<std::string> render(const Scope& variables, const std::function<bool()>& cancelled = {}) const;
 
  private:
   std::shared_ptr<const std::vector<std::unique_ptr<Stmt>>> body_;

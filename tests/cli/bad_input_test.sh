@@ -17,7 +17,14 @@ set -m
 # Cases by area, for the summary line.
 declare -A per_area
 area=""
-case_in() { area=$1; }
+# The areas in the order their first case came, for the summary line.
+areas=()
+case_in() {
+  area=$1
+  local a
+  for a in "${areas[@]}"; do [ "$a" = "$1" ] && return; done
+  areas+=("$1")
+}
 bad() {  # bad NAME TEXT COMMAND...: a clean one-line error containing TEXT, within 60 s
   local name=$1 text=$2; shift 2
   per_area[$area]=$(( ${per_area[$area]:-0} + 1 ))
@@ -263,8 +270,14 @@ if [ "$has_compiler" -eq 1 ]; then
   said_if_failed $before "$WORK/c-int.err"
 fi
 
+# Areas of their own (issue 56 on): each file adds its cases with case_in/bad/good/holds.
+for part in "$HERE"/bad_input_*.sh; do
+  [ -e "$part" ] || continue
+  source "$part"
+done
+
 summary=""
-for a in gguf "special files" arguments json outputs "compile cache" "file changed in use" signals; do
+for a in "${areas[@]}"; do
   summary+="${summary:+, }$a ${per_area[$a]:-0}"
 done
 echo "bad_input: $passed passed, $failed failed ($summary)"
