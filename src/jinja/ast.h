@@ -17,6 +17,7 @@ struct Expr {
   virtual ~Expr() = default;
   virtual Value eval(Context& ctx) const = 0;
   int line = 0;
+  int height = 1;  // the depth of the tree below and with this node: how deep eval() recurses
 };
 using ExprPtr = std::unique_ptr<Expr>;
 
@@ -123,7 +124,7 @@ void exec_body(const Body& body, Context& ctx, std::string& out);
 
 struct TextStmt : Stmt {
   std::string text;
-  void exec(Context&, std::string& out) const override { out += text; }
+  void exec(Context&, std::string& out) const override;
 };
 
 struct OutputStmt : Stmt {

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "jinja/budget.h"
 #include "jinja/value.h"
 
 namespace tandem::jinja {
@@ -19,22 +20,10 @@ using Scope = std::unordered_map<std::string, Value>;
 
 enum class LoopControl { kNone, kBreak, kContinue };
 
-// What one render may spend: a template from a downloaded file must not run for hours (a macro
-// that calls itself twice per level) or fill memory. Real chat templates use 10^3-10^4 steps.
-struct RenderBudget {
-  static constexpr int64_t kMaxSteps = 5'000'000;
-  static constexpr size_t kMaxOutputBytes = 64u << 20;
-  // How often step() asks `cancelled` whether to stop (a client gone, a SIGTERM).
-  static constexpr int64_t kPollSteps = 4096;
-  int64_t steps = 0;
-  int macro_depth = 0;  // macros running now, one inside another
-  const std::function<bool()>* cancelled = nullptr;
-  void step();          // counts one statement or call; throws past kMaxSteps
-};
-
 class Context {
  public:
-  explicit Context(Scope globals) : budget_(std::make_shared<RenderBudget>()) {
+  // `budget` outlives the context and every value the render makes.
+  Context(Scope globals, RenderBudget& budget) : budget_(&budget) {
     scopes_.push_back(std::make_shared<Scope>(std::move(globals)));
   }
   RenderBudget& budget() { return *budget_; }
@@ -62,7 +51,7 @@ class Context {
  private:
   Context() = default;
   std::vector<std::shared_ptr<Scope>> scopes_;
-  std::shared_ptr<RenderBudget> budget_;
+  RenderBudget* budget_ = nullptr;
 };
 
 // A scope that pops itself.

@@ -20,6 +20,19 @@ class RaisedByTemplate : public TemplateError {
   using TemplateError::TemplateError;
 };
 
+// A limit of limits.h reached (steps, work, sizes, depths, the stack), or memory exhausted.
+class LimitExceeded : public TemplateError {
+ public:
+  using TemplateError::TemplateError;
+};
+
+// The caller's cancel hook said stop.
+class RenderCancelled : public TemplateError {
+ public:
+  using TemplateError::TemplateError;
+};
+
 [[noreturn]] inline void fail(const std::string& message) { throw TemplateError(message); }
+[[noreturn]] inline void fail_limit(const std::string& message) { throw LimitExceeded(message); }
 
 }  // namespace tandem::jinja

@@ -3,7 +3,9 @@
 #include <limits>
 
 #include "jinja/ast.h"
+#include "jinja/budget.h"
 #include "jinja/error.h"
+#include "jinja/limits.h"
 #include "jinja/pystr.h"
 
 namespace tandem::jinja {
@@ -39,7 +41,9 @@ std::vector<size_t> slice_positions(int64_t n, const Value& start_v, const Value
   const int64_t start = clamp(as_index(start_v, "start"), step > 0 ? 0 : n - 1);
   const int64_t stop = clamp(as_index(stop_v, "stop"), step > 0 ? n : -1);
   std::vector<size_t> out;
-  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(size_t(i));
+  // i stays within [-1, n] before each step is added, and |step| may be near 2^63: in 128 bits.
+  for (__int128 i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(size_t(i));
+  charge_work(out.size() * sizeof(size_t));
   return out;
 }
 
@@ -54,8 +58,12 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
     if (a.is_markup() && b.is_string())
       return Value::markup(a.as_string() + (b.is_markup() ? b.as_string() : pystr::html_escape(b.as_string())));
     if (b.is_markup() && a.is_string()) return Value::markup(pystr::html_escape(a.as_string()) + b.as_string());
-    if (a.is_string() && b.is_string()) return Value(a.as_string() + b.as_string());
+    if (a.is_string() && b.is_string()) {
+      check_string_size(a.as_string().size() + b.as_string().size(), "+");
+      return Value(a.as_string() + b.as_string());
+    }
     if (a.is_array() && b.is_array()) {
+      check_list_size(a.as_array().size() + b.as_array().size(), "+");
       Array r = a.as_array();
       r.insert(r.end(), b.as_array().begin(), b.as_array().end());
       return Value(std::move(r));
@@ -66,14 +74,17 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
     const Value* count = seq == &a ? &b : &a;
     if (seq && (count->is_int() || count->is_bool())) {
       const int64_t k = std::max<int64_t>(0, count->as_int());
+      // Sizes in 128 bits: k * size must not wrap before it is compared with the limit.
       if (seq->is_string()) {
-        if (k * int64_t(seq->as_string().size()) > int64_t(RenderBudget::kMaxOutputBytes))
-          fail("string repetition past 64 MiB");
+        if (__int128(k) * seq->as_string().size() > __int128(limits::kMaxStringBytes))
+          fail_limit("string repetition (*) past " + std::to_string(limits::kMaxStringBytes >> 20) + " MiB");
         std::string r;
+        r.reserve(size_t(k) * seq->as_string().size());
         for (int64_t i = 0; i < k; ++i) r += seq->as_string();
         return Value(std::move(r));
       }
-      if (k * int64_t(seq->as_array().size()) > (int64_t(1) << 24)) fail("list repetition past 16M items");
+      if (__int128(k) * seq->as_array().size() > __int128(limits::kMaxListItems))
+        fail_limit("list repetition (*) past " + std::to_string(limits::kMaxListItems) + " items");
       Array r;
       for (int64_t i = 0; i < k; ++i) r.insert(r.end(), seq->as_array().begin(), seq->as_array().end());
       return Value(std::move(r));
@@ -94,6 +105,11 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
     if (op == "*" && !__builtin_mul_overflow(x, y, &r)) return Value(r);
     if (op == "//" || op == "%") {
       if (y == 0) fail("integer division or modulo by zero");
+      // -2^63 // -1 is 2^63, one past int64 (and the CPU's division traps); its remainder is 0.
+      if (x == std::numeric_limits<int64_t>::min() && y == -1) {
+        if (op == "%") return Value(int64_t(0));
+        fail("integer // overflows 64 bits");
+      }
       int64_t q = x / y, m = x % y;
       if (m != 0 && ((m < 0) != (y < 0))) {  // Python floors
         --q;
@@ -102,9 +118,13 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
       return Value(op == "//" ? q : m);
     }
     if (op == "**" && y >= 0) {
-      int64_t acc = 1;
+      // By squaring: 1 ** (2^63 - 1) is 63 multiplications, not 2^63.
+      int64_t acc = 1, base = x;
       bool overflow = false;
-      for (int64_t i = 0; i < y && !overflow; ++i) overflow = __builtin_mul_overflow(acc, x, &acc);
+      for (int64_t e = y; e > 0 && !overflow; e >>= 1) {
+        if (e & 1) overflow = __builtin_mul_overflow(acc, base, &acc);
+        if (e > 1 && !overflow) overflow = __builtin_mul_overflow(base, base, &base);
+      }
       if (!overflow) return Value(acc);
     }
     if (op != "**" || y >= 0) fail("integer " + op + " overflows 64 bits");
@@ -116,8 +136,26 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
   if (op == "**") return Value(std::pow(x, y));
   if (op == "//" || op == "%") {
     if (y == 0) fail("float division or modulo by zero");
-    const double q = std::floor(x / y);
-    return op == "//" ? Value(q) : Value(x - q * y);
+    // CPython's float divmod: the remainder from fmod takes the divisor's sign, and the
+    // quotient is rounded to the integer nearest (x - mod) / y.
+    double mod = std::fmod(x, y);
+    double div = (x - mod) / y;
+    if (mod != 0) {
+      if ((y < 0) != (mod < 0)) {
+        mod += y;
+        div -= 1.0;
+      }
+    } else {
+      mod = std::copysign(0.0, y);
+    }
+    double floordiv;
+    if (div != 0) {
+      floordiv = std::floor(div);
+      if (div - floordiv > 0.5) floordiv += 1.0;
+    } else {
+      floordiv = std::copysign(0.0, x / y);
+    }
+    return op == "//" ? Value(floordiv) : Value(mod);
   }
   return unsupported();
 }
@@ -127,6 +165,7 @@ bool contains(const Value& container, const Value& item) {
     case Value::Kind::kString:
       if (!item.is_string())
         fail(std::string("'in <string>' requires string as left operand, not ") + item.type_name());
+      charge_work(container.as_string().size());
       return container.as_string().find(item.as_string()) != std::string::npos;
     case Value::Kind::kArray:
       for (const Value& v : container.as_array())
@@ -157,7 +196,7 @@ Value ListLiteral::eval(Context& ctx) const {
 }
 
 Value DictLiteral::eval(Context& ctx) const {
-  auto o = std::make_shared<Object>();
+  auto o = make_node<Object>();
   for (const auto& [k, v] : items) {
     const Value key = k->eval(ctx);
     o->set_key(key, v->eval(ctx));
@@ -240,6 +279,7 @@ Value Call::eval(Context& ctx) const {
 }
 
 Value FilterExpr::apply(const Value& in, Context& ctx) const {
+  ctx.budget().step();
   const FilterFn* f = find_filter(name);
   if (!f) fail("no filter named '" + name + "'");
   return (*f)(in, args.eval(ctx), ctx);
@@ -248,6 +288,7 @@ Value FilterExpr::apply(const Value& in, Context& ctx) const {
 Value FilterExpr::eval(Context& ctx) const { return apply(input->eval(ctx), ctx); }
 
 Value TestExpr::eval(Context& ctx) const {
+  ctx.budget().step();
   const TestFn* t = find_test(name);
   if (!t) fail("no test named '" + name + "'");
   const bool r = (*t)(input->eval(ctx), args.eval(ctx));
@@ -275,7 +316,11 @@ Value Binary::eval(Context& ctx) const {
     return l.truthy() ? l : right->eval(ctx);
   }
   const Value l = left->eval(ctx), r = right->eval(ctx);
-  if (op == "~") return Value(l.str() + r.str());
+  if (op == "~") {
+    std::string text = l.str();
+    append_capped(text, r.is_string() ? std::string_view(r.as_string()) : std::string_view(r.str()), "~");
+    return Value(std::move(text));
+  }
   return arithmetic(op, l, r);
 }
 

@@ -2,15 +2,13 @@
 // is a scope of its own; if is not; a namespace carries values out of a loop).
 #include "jinja/ast.h"
 #include "jinja/error.h"
+#include "jinja/limits.h"
 
 namespace tandem::jinja {
 namespace {
 
-// Macros may call macros; a template that recurses without end gets an error, not a crash.
-constexpr int kMaxMacroDepth = 64;
-
 Value loop_object(const Array& items, size_t i) {
-  auto loop = std::make_shared<Object>();
+  auto loop = make_node<Object>();
   const int64_t n = int64_t(items.size()), k = int64_t(i);
   loop->set("index", Value(k + 1));
   loop->set("index0", Value(k));
@@ -34,7 +32,7 @@ Value loop_object(const Array& items, size_t i) {
 void bind_parameters(const std::string& name, const std::vector<MacroParam>& params, const CallArgs& args,
                      Context& scope) {
   Array varargs;
-  auto kwargs = std::make_shared<Object>();
+  auto kwargs = make_node<Object>();
   for (size_t i = 0; i < args.positional.size(); ++i) {
     if (i < params.size())
       scope.set(params[i].name, args.positional[i]);
@@ -77,16 +75,29 @@ void exec_body(const Body& body, Context& ctx, std::string& out) {
     try {
       ctx.budget().step();
       s->exec(ctx, out);
-      if (out.size() > RenderBudget::kMaxOutputBytes) fail("the template's output passed 64 MiB");
     } catch (TemplateError& e) {
       if (e.line == 0) e.line = s->line;
       throw;
+    } catch (const std::bad_alloc&) {
+      // An allocation the limits let through that the machine could not give (a small ulimit -v):
+      // an error of this render, never an abort of the process.
+      throw LimitExceeded("the template ran out of memory", s->line);
+    } catch (const std::length_error&) {
+      throw LimitExceeded("the template ran out of memory", s->line);
     }
     if (ctx.loop_control != LoopControl::kNone) return;
   }
 }
 
-void OutputStmt::exec(Context& ctx, std::string& out) const { out += expr->eval(ctx).str(); }
+void TextStmt::exec(Context&, std::string& out) const { append_capped(out, text, "the output"); }
+
+void OutputStmt::exec(Context& ctx, std::string& out) const {
+  const Value v = expr->eval(ctx);
+  if (v.is_string())
+    append_capped(out, v.as_string(), "the output");
+  else
+    append_capped(out, v.str(), "the output");
+}
 
 void IfStmt::exec(Context& ctx, std::string& out) const {
   for (const auto& [cond, body] : branches) {
@@ -127,6 +138,7 @@ void ForStmt::exec(Context& ctx, std::string& out) const {
   if (filter) {
     Array kept;
     for (const Value& item : items) {
+      ctx.budget().step();
       ScopeGuard scope(ctx);
       target.assign(ctx, item);
       if (filter->eval(ctx).truthy()) kept.push_back(item);
@@ -138,6 +150,7 @@ void ForStmt::exec(Context& ctx, std::string& out) const {
     return;
   }
   for (size_t i = 0; i < items.size(); ++i) {
+    ctx.budget().step();  // an iteration is a step even when its body is empty
     ScopeGuard scope(ctx);
     ctx.set("loop", loop_object(items, i));
     target.assign(ctx, items[i]);
@@ -164,7 +177,9 @@ Value MacroStmt::make_callable(const Context& defining) const {
     // Bounded so a macro that recurses (directly, or through a call block) is an error, not a
     // stack overflow.
     int& depth = scope.budget().macro_depth;
-    if (depth >= kMaxMacroDepth) fail("macro '" + self->name + "' recursed past 64 calls deep");
+    if (depth >= limits::kMaxMacroDepth)
+      fail_limit("macro '" + self->name + "' recursed past " + std::to_string(limits::kMaxMacroDepth) +
+                 " calls deep");
     ++depth;
     struct Leave {
       int& d;
@@ -193,13 +208,13 @@ void CallBlockStmt::exec(Context& ctx, std::string& out) const {
   if (!f.is_callable()) fail("{% call %} needs a macro, got '" + std::string(f.type_name()) + "'");
   CallArgs args = call->args.eval(ctx);
   args.keyword.emplace_back("caller", caller);
-  out += f.as_callable().call(args, ctx).str();
+  append_capped(out, f.as_callable().call(args, ctx).str(), "the output");
 }
 
 void FilterBlockStmt::exec(Context& ctx, std::string& out) const {
   Value v(render_body(body, ctx));
   for (const auto& f : filters) v = f->apply(v, ctx);
-  out += v.str();
+  append_capped(out, v.str(), "the output");
 }
 
 void WithStmt::exec(Context& ctx, std::string& out) const {

@@ -3,18 +3,23 @@
 #include <cmath>
 #include <cstdlib>
 #include <unordered_map>
+#include <unordered_set>
 
+#include <charconv>
+#include <limits>
+
+#include "jinja/budget.h"
 #include "jinja/context.h"
 #include "jinja/error.h"
+#include "jinja/limits.h"
 #include "jinja/json_dump.h"
 #include "jinja/pystr.h"
 
 namespace tandem::jinja {
 namespace {
 
-constexpr size_t kKeywordOnly = SIZE_MAX;
-constexpr int64_t kMaxPadding = 4096;  // indent/center/tojson widths: a template must not ask for gigabytes  // find():
-                                       // an argument that cannot be positional
+constexpr size_t kKeywordOnly = SIZE_MAX;  // find(): an argument that cannot be positional
+using limits::kMaxPadding;
 
 std::optional<std::string> optional_string(const Value* v, const char* what) {
   if (!v || v->is_none() || v->is_undefined()) return std::nullopt;
@@ -27,7 +32,7 @@ bool flag(const Value* v, bool dflt) { return v ? v->truthy() : dflt; }
 int64_t length(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::kString:
-      return int64_t(utf8_chars(v.as_string()).size());
+      return int64_t(utf8_length(v.as_string()));
     case Value::Kind::kArray:
       return int64_t(v.as_array().size());
     case Value::Kind::kObject:
@@ -98,6 +103,47 @@ Value sort_key(const Value& v, bool case_sensitive) {
   return v;
 }
 
+// Python's round(x, ndigits): the decimal nearest x at that many digits (halves to even, on x's
+// exact binary value), as CPython does it: through the correctly rounded decimal text. An int
+// stays an int (round(5) is 5; round(1234, -2) is 1200).
+Value python_round(const Value& in, int64_t digits) {
+  if (!in.is_float()) {
+    const int64_t x = in.as_int();
+    if (digits >= 0) return Value(x);
+    if (digits < -18) return Value(int64_t(0));
+    int64_t pow10 = 1;
+    for (int64_t i = 0; i < -digits; ++i) pow10 *= 10;
+    // Nearest multiple of pow10, halves to even (Python's int.__round__).
+    int64_t q = x / pow10, r = x % pow10;
+    if (r < 0) {
+      --q;
+      r += pow10;
+    }
+    if (2 * __int128(r) > pow10 || (2 * __int128(r) == pow10 && (q & 1))) ++q;
+    __int128 out = __int128(q) * pow10;
+    if (out > std::numeric_limits<int64_t>::max() || out < std::numeric_limits<int64_t>::min())
+      fail("round() overflows 64 bits");
+    return Value(int64_t(out));
+  }
+  const double x = in.as_double();
+  if (!std::isfinite(x) || x == 0) return Value(x);
+  // CPython: past these many digits a double is already exact; before them it rounds to 0.
+  if (digits > 323) return Value(x);
+  if (digits < -308) return Value(0.0 * x);
+  if (digits < 0) {
+    const double scale = std::pow(10.0, double(-digits));
+    const double y = std::nearbyint(x / scale) * scale;
+    if (!std::isfinite(y)) fail("round(): the rounded value is too large for a float");
+    return Value(y);
+  }
+  char buf[512];
+  const auto r = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::fixed, int(digits));
+  if (r.ec != std::errc()) return Value(x);
+  double y = 0;
+  std::from_chars(buf, r.ptr, y);
+  return Value(y);
+}
+
 Value filter_tojson(const Value& in, const CallArgs& args, Context&) {
   args.expect("tojson", 5, {"ensure_ascii", "indent", "separators", "sort_keys"});
   JsonDumpOptions o;
@@ -106,7 +152,7 @@ Value filter_tojson(const Value& in, const CallArgs& args, Context&) {
     if (indent->is_string())
       o.indent = indent->as_string();
     else if (indent->is_int() && indent->as_int() > kMaxPadding)
-      fail("tojson(): indent past 4096");
+      fail_limit("tojson(): indent past " + std::to_string(kMaxPadding));
     else if (indent->is_int())
       o.indent = std::string(size_t(std::max<int64_t>(0, indent->as_int())), ' ');
     else
@@ -128,22 +174,24 @@ Value filter_indent(const Value& in, const CallArgs& args, Context&) {
   args.expect("indent", 3, {"width", "first", "blank"});
   std::string pad = "    ";
   if (const Value* w = args.find(0, "width", "indent")) {
-    if (!w->is_string() && w->as_int() > kMaxPadding) fail("indent(): width past 4096");
+    if (!w->is_string() && w->as_int() > kMaxPadding) fail_limit("indent(): width past " + std::to_string(kMaxPadding));
     pad = w->is_string() ? w->as_string() : std::string(size_t(std::max<int64_t>(0, w->as_int())), ' ');
   }
   const bool first = flag(args.find(1, "first", "indent"), false);
   const bool blank = flag(args.find(2, "blank", "indent"), false);
   const std::string s = in.str() + "\n";  // Jinja2's own quirk, for splitlines
   const std::vector<std::string> lines = pystr::splitlines(s);
+  // Every line can gain the pad: the result is capped as it grows.
   std::string out;
-  if (blank) {
-    for (size_t i = 0; i < lines.size(); ++i) out += (i ? "\n" + pad : "") + lines[i];
-  } else {
-    out = lines.empty() ? "" : lines[0];
-    for (size_t i = 1; i < lines.size(); ++i) out += "\n" + (lines[i].empty() ? "" : pad + lines[i]);
+  if (first) append_capped(out, pad, "indent()");
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (i) {
+      append_capped(out, "\n", "indent()");
+      if (blank || !lines[i].empty()) append_capped(out, pad, "indent()");
+    }
+    append_capped(out, lines[i], "indent()");
   }
-  if (first) out = pad + out;
-  return Value(out);
+  return Value(std::move(out));
 }
 
 Value filter_map(const Value& in, const CallArgs& args, Context& ctx) {
@@ -165,7 +213,10 @@ Value filter_map(const Value& in, const CallArgs& args, Context& ctx) {
   CallArgs rest;
   rest.positional.assign(args.positional.begin() + 1, args.positional.end());
   rest.keyword = args.keyword;
-  for (const Value& item : items) out.push_back((*f)(item, rest, ctx));
+  for (const Value& item : items) {
+    ctx.budget().step();
+    out.push_back((*f)(item, rest, ctx));
+  }
   return Value::iteration("generator", std::move(out), true, false);
 }
 
@@ -230,11 +281,13 @@ const std::unordered_map<std::string, FilterFn>& filter_registry() {
       const auto attr = optional_string(a.find(1, "attribute", "join"), "join(): attribute");
       std::string out;
       const Array items = in.is_undefined() ? Array{} : iterate(in);
+      const std::string separator = sep ? sep->str() : std::string();
       for (size_t i = 0; i < items.size(); ++i) {
-        if (i && sep) out += sep->str();
-        out += (attr ? attribute_of(items[i], *attr) : items[i]).str();
+        charge_steps(1);
+        if (i) append_capped(out, separator, "join()");
+        append_capped(out, (attr ? attribute_of(items[i], *attr) : items[i]).str(), "join()");
       }
-      return Value(out);
+      return Value(std::move(out));
     };
     f["items"] = [](const Value& in, const CallArgs&, Context&) {
       if (in.is_undefined()) return Value(Array{});
@@ -301,14 +354,28 @@ const std::unordered_map<std::string, FilterFn>& filter_registry() {
     f["indent"] = filter_indent;
     f["sort"] = filter_sort;
     f["unique"] = [](const Value& in, const CallArgs& a, Context&) {
+      // Jinja2 keeps a set of the values seen: one pass, by hash. Python's equal values hash
+      // alike (1 == 1.0 == True), so numbers are keyed by value, not type.
       const bool cs = flag(a.find(0, "case_sensitive", "unique"), false);
-      Array out, keys;
+      const auto attr = optional_string(a.find(1, "attribute", "unique"), "unique(): attribute");
+      Array out;
+      std::unordered_set<std::string> seen;
       for (const Value& v : iterate(in)) {
-        const Value k = sort_key(v, cs);
-        if (std::none_of(keys.begin(), keys.end(), [&](const Value& x) { return values_equal(x, k); })) {
-          keys.push_back(k);
-          out.push_back(v);
+        charge_steps(1);
+        const Value k = sort_key(attr ? attribute_of(v, *attr) : v, cs);
+        std::string key;
+        if (k.is_string()) {
+          key = "s" + k.as_string();
+        } else if (k.is_float() && !(k.as_double() == std::trunc(k.as_double()) && std::fabs(k.as_double()) < 9.2e18)) {
+          key = "f" + python_float_repr(k.as_double());
+        } else if (k.is_number()) {
+          key = "i" + std::to_string(k.is_float() ? int64_t(k.as_double()) : k.as_int());
+        } else if (k.is_none()) {
+          key = "n";
+        } else {
+          fail(std::string("unique(): unhashable type: '") + k.type_name() + "'");
         }
+        if (seen.insert(std::move(key)).second) out.push_back(v);
       }
       return Value::iteration("generator", std::move(out), true, false);
     };
@@ -321,29 +388,53 @@ const std::unordered_map<std::string, FilterFn>& filter_registry() {
       for (const Value& v : iterate(in)) {
         const Value x = attr ? attribute_of(v, *attr) : v;
         if (!x.is_number() || !total.is_number()) fail("sum() needs numbers");
-        total = total.is_float() || x.is_float() ? Value(total.as_double() + x.as_double())
-                                                 : Value(total.as_int() + x.as_int());
+        int64_t r = 0;
+        if (total.is_float() || x.is_float())
+          total = Value(total.as_double() + x.as_double());
+        else if (__builtin_add_overflow(total.as_int(), x.as_int(), &r))
+          fail("sum() overflows 64 bits");
+        else
+          total = Value(r);
       }
       return total;
     };
     f["abs"] = [](const Value& in, const CallArgs&, Context&) {
       if (!in.is_number()) fail(std::string("bad operand type for abs(): '") + in.type_name() + "'");
-      return in.is_float() ? Value(std::fabs(in.as_double())) : Value(in.as_int() < 0 ? -in.as_int() : in.as_int());
+      if (in.is_float()) return Value(std::fabs(in.as_double()));
+      if (in.as_int() == std::numeric_limits<int64_t>::min()) fail("abs() of -2^63 overflows 64 bits");
+      return Value(in.as_int() < 0 ? -in.as_int() : in.as_int());
     };
     f["int"] = [](const Value& in, const CallArgs& a, Context&) {
+      // Jinja2: int(x), else int(float(x)), else the default. Python's int has no bound; tandem's
+      // is 64 bits, so a value past it is an error rather than a wrapped number.
       const Value* dflt = a.find(0, "default", "int");
       const Value fallback = dflt ? *dflt : Value(int64_t(0));
       if (in.is_int() || in.is_bool()) return Value(in.as_int());
-      if (in.is_float()) return std::isfinite(in.as_double()) ? Value(int64_t(in.as_double())) : fallback;
+      auto truncated = [&](double d) -> Value {
+        if (std::isnan(d)) return fallback;  // int(nan) is a ValueError: the default
+        if (std::isinf(d)) fail("int(): cannot convert float infinity to integer");
+        if (!(d > -9223372036854775809.0 && d < 9223372036854775808.0))
+          fail("int(): " + python_float_repr(d) + " is past 64 bits");
+        return Value(int64_t(d));
+      };
+      if (in.is_float()) return truncated(in.as_double());
       if (in.is_string()) {
         const std::string s = pystr::strip(in.as_string(), std::nullopt, true, true);
-        try {
-          size_t used = 0;
-          const int64_t v = std::stoll(s, &used, 10);
-          if (used == s.size()) return Value(v);
-          const double d = std::stod(s, &used);
-          if (used == s.size() && std::isfinite(d)) return Value(int64_t(d));
-        } catch (const std::exception&) {
+        std::string digits;
+        for (char c : s)
+          if (c != '_') digits += c;  // Python allows 1_000
+        int64_t v = 0;
+        const char* b = digits.data() + (!digits.empty() && digits[0] == '+' ? 1 : 0);
+        const char* e = digits.data() + digits.size();
+        const auto r = std::from_chars(b, e, v);
+        if (r.ptr == e && b != e && s.find("__") == std::string::npos) {
+          if (r.ec == std::errc::result_out_of_range) fail("int(): '" + s + "' is past 64 bits");
+          return Value(v);
+        }
+        char* end = nullptr;
+        const double d = std::strtod(s.c_str(), &end);
+        if (!s.empty() && end == s.c_str() + s.size() && !std::isspace(static_cast<unsigned char>(s[0]))) {
+          return truncated(d);
         }
       }
       return fallback;
@@ -366,13 +457,18 @@ const std::unordered_map<std::string, FilterFn>& filter_registry() {
     f["round"] = [](const Value& in, const CallArgs& a, Context&) {
       const Value* p = a.find(0, "precision", "round");
       const auto method = optional_string(a.find(1, "method", "round"), "round(): method").value_or("common");
-      if (!in.is_number()) fail("round() needs a number");
-      const double scale = std::pow(10.0, double(p ? p->as_int() : 0));
-      const double x = in.as_double() * scale;
-      // "common" is Python's round(): halves go to the even neighbour (the default FP rounding).
-      double r = method == "ceil" ? std::ceil(x) : method == "floor" ? std::floor(x) : std::nearbyint(x);
       if (method != "common" && method != "ceil" && method != "floor")
         fail("round(): method must be common, ceil or floor");
+      if (!in.is_number()) fail("round() needs a number");
+      const int64_t digits = p ? p->as_int() : 0;
+      if (method == "common") return python_round(in, digits);
+      // Jinja2: math.ceil/floor(value * 10**precision) / 10**precision, a float.
+      const double x = in.as_double();
+      if (!std::isfinite(x)) return Value(x);
+      const double scale = std::pow(10.0, double(std::clamp<int64_t>(digits, -400, 400)));
+      const double scaled = x * scale;
+      if (!std::isfinite(scaled) || scale == 0) return Value(x);  // as precise as a double gets
+      const double r = method == "ceil" ? std::ceil(scaled) : std::floor(scaled);
       return Value(r / scale);
     };
     f["escape"] = [](const Value& in, const CallArgs&, Context&) {
@@ -380,14 +476,17 @@ const std::unordered_map<std::string, FilterFn>& filter_registry() {
     };
     f["e"] = f["escape"];
     f["format"] = [](const Value& in, const CallArgs& a, Context&) {
-      return Value(pystr::percent_format(in.str(), a.positional));
+      charge_steps(int64_t(a.positional.size()));
+      if (!a.positional.empty() && !a.keyword.empty())
+        fail("format(): can't handle positional and keyword arguments at the same time");
+      return Value(pystr::percent_format(in.str(), a.positional, a.keyword));
     };
     f["center"] = [](const Value& in, const CallArgs& a, Context&) {
       const Value* w = a.find(0, "width", "center");
       const int64_t width = w ? w->as_int() : 80;
-      if (width > kMaxPadding) fail("center(): width past 4096");
+      if (width > kMaxPadding) fail_limit("center(): width past " + std::to_string(kMaxPadding));
       const std::string s = in.str();
-      const int64_t n = int64_t(utf8_chars(s).size());
+      const int64_t n = int64_t(utf8_length(s));
       if (n >= width) return Value(s);
       const int64_t left = (width - n) / 2 + ((width - n) % 2 & width % 2);  // Python's str.center
       return Value(std::string(size_t(left), ' ') + s + std::string(size_t(width - n - left), ' '));

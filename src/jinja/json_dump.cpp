@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "jinja/budget.h"
 #include "jinja/error.h"
 
 namespace tandem::jinja {
@@ -72,11 +73,33 @@ void dump_string(std::string_view s, bool ensure_ascii, std::string& out) {
   out += '"';
 }
 
+// The containers being dumped now: Python's json.dumps refuses one met again.
+thread_local std::vector<const void*> dumping;
+
+struct Dumping {
+  explicit Dumping(const void* p) {
+    if (std::find(dumping.begin(), dumping.end(), p) != dumping.end()) fail("tojson: Circular reference detected");
+    dumping.push_back(p);
+  }
+  ~Dumping() { dumping.pop_back(); }
+};
+
+// The output is checked against the string limit as it grows (an indent of 4096 at every level
+// of a deep value multiplies its size) and charged as work.
+void grown(const std::string& out, size_t before) {
+  check_string_size(out.size(), "tojson");
+  charge_work(out.size() - before);
+}
+
 void dump(const Value& v, const JsonDumpOptions& o, int level, std::string& out) {
+  const size_t before = out.size();
+  charge_steps(1);
   auto newline = [&](int lvl) {
     if (!o.indent) return;
+    const size_t at = out.size();
     out += '\n';
     for (int i = 0; i < lvl; ++i) out += *o.indent;
+    grown(out, at);
   };
   switch (v.kind()) {
     case Value::Kind::kNone:
@@ -99,7 +122,9 @@ void dump(const Value& v, const JsonDumpOptions& o, int level, std::string& out)
       return;
     }
     case Value::Kind::kString:
+      check_string_size(out.size() + v.as_string().size(), "tojson");
       dump_string(v.as_string(), o.ensure_ascii, out);
+      grown(out, before);
       return;
     case Value::Kind::kArray: {
       const Array& a = v.as_array();
@@ -107,17 +132,21 @@ void dump(const Value& v, const JsonDumpOptions& o, int level, std::string& out)
         out += "[]";
         return;
       }
+      const Dumping mark(&a);
+      const ValueDepthGuard depth("tojson");
       out += '[';
       for (size_t i = 0; i < a.size(); ++i) {
         if (i) out += o.item_separator;
         newline(level + 1);
         dump(a[i], o, level + 1, out);
+        check_string_size(out.size(), "tojson");
       }
       newline(level);
       out += ']';
       return;
     }
     case Value::Kind::kObject: {
+      if (v.as_object().is_namespace) fail("Object of type Namespace is not JSON serializable");
       std::vector<const std::pair<std::string, Value>*> items;
       for (const auto& kv : v.as_object().items()) items.push_back(&kv);
       if (items.empty()) {
@@ -126,12 +155,15 @@ void dump(const Value& v, const JsonDumpOptions& o, int level, std::string& out)
       }
       if (o.sort_keys)
         std::stable_sort(items.begin(), items.end(), [](auto* a, auto* b) { return a->first < b->first; });
+      const Dumping mark(&v.as_object());
+      const ValueDepthGuard depth("tojson");
       out += '{';
       for (size_t i = 0; i < items.size(); ++i) {
         if (i) out += o.item_separator;
         newline(level + 1);
         dump_string(items[i]->first, o.ensure_ascii, out);
         out += o.key_separator;
+        grown(out, before);
         dump(items[i]->second, o, level + 1, out);
       }
       newline(level);

@@ -12,9 +12,21 @@ namespace {
 // Python's str.isspace() for the ASCII range (what rstrip() and \s remove).
 bool is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\x1c' && c <= '\x1f'); }
 
-int line_at(std::string_view src, size_t pos) {
-  return 1 + int(std::count(src.begin(), src.begin() + long(std::min(pos, src.size())), '\n'));
-}
+// Line numbers by a binary search over the newlines' offsets: counting newlines from the start
+// for every token made lexing quadratic in the template's size.
+class LineIndex {
+ public:
+  explicit LineIndex(std::string_view src) {
+    for (size_t i = 0; i < src.size(); ++i)
+      if (src[i] == '\n') newlines_.push_back(i);
+  }
+  int line_at(size_t pos) const {
+    return 1 + int(std::lower_bound(newlines_.begin(), newlines_.end(), pos) - newlines_.begin());
+  }
+
+ private:
+  std::vector<size_t> newlines_;
+};
 
 // Jinja2 gives every data token \n newlines (its newline_sequence).
 std::string normalize_newlines(std::string_view s) {
@@ -140,6 +152,7 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 struct TagLexer {
   std::string_view src;
+  const LineIndex& lines;
   size_t pos;
   char kind;  // '{' for {{ }}, '%' for {% %}
 
@@ -151,8 +164,8 @@ struct TagLexer {
     while (true) {
       while (pos < src.size() && is_space(src[pos])) ++pos;
       if (pos >= src.size())
-        throw TemplateError(std::string("unclosed ") + (kind == '{' ? "{{" : "{%") + " tag", line_at(src, pos));
-      const int line = line_at(src, pos);
+        throw TemplateError(std::string("unclosed ") + (kind == '{' ? "{{" : "{%") + " tag", lines.line_at(pos));
+      const int line = lines.line_at(pos);
       if (depth == 0) {
         for (char m : {'-', '+', '\0'}) {
           if (m == '+' && kind == '{') continue;
@@ -277,6 +290,7 @@ std::vector<Segment> lex_template(std::string_view source, const LexOptions& opt
   const std::string normalized = normalize_newlines(source);
   std::string_view src = normalized;
   if (!src.empty() && src.back() == '\n') src.remove_suffix(1);
+  const LineIndex lines(src);
 
   std::vector<Segment> out;
   auto push_text = [&](std::string text, size_t at) {
@@ -284,7 +298,7 @@ std::vector<Segment> lex_template(std::string_view source, const LexOptions& opt
     Segment s;
     s.kind = Segment::Kind::kText;
     s.text = normalize_newlines(text);
-    s.line = line_at(src, at);
+    s.line = lines.line_at(at);
     out.push_back(std::move(s));
   };
 
@@ -314,7 +328,7 @@ std::vector<Segment> lex_template(std::string_view source, const LexOptions& opt
     const bool is_block = kind != '{';
     strip_before_tag(text, open_modifier, is_block, line_starting, options);
     push_text(std::move(text), pos);
-    const int tag_line = line_at(src, open);
+    const int tag_line = lines.line_at(open);
 
     if (kind == '#') {
       size_t close = src.find("#}", p);
@@ -326,7 +340,7 @@ std::vector<Segment> lex_template(std::string_view source, const LexOptions& opt
       continue;
     }
 
-    TagLexer lexer{src, p, kind};
+    TagLexer lexer{src, lines, p, kind};
     char close_modifier = 0;
     Segment seg;
     seg.kind = kind == '{' ? Segment::Kind::kExpression : Segment::Kind::kStatement;

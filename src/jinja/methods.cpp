@@ -2,6 +2,7 @@
 // allows them: reading methods work; methods that change a list or dict are refused.
 #include <algorithm>
 
+#include "jinja/budget.h"
 #include "jinja/context.h"
 #include "jinja/error.h"
 #include "jinja/pystr.h"
@@ -35,7 +36,7 @@ bool affix_match(const std::string& s, const Value& affix, bool prefix, const st
 
 // Character-indexed find (Python's str.find answers in characters, not bytes).
 int64_t char_index(const std::string& s, size_t byte_pos) {
-  return byte_pos == std::string::npos ? -1 : int64_t(utf8_chars(std::string_view(s).substr(0, byte_pos)).size());
+  return byte_pos == std::string::npos ? -1 : int64_t(utf8_length(std::string_view(s).substr(0, byte_pos)));
 }
 
 bool all_chars(const std::string& s, bool (*pred)(char)) {
@@ -45,21 +46,22 @@ bool all_chars(const std::string& s, bool (*pred)(char)) {
   return true;
 }
 
-// markup: the string is a Markup, whose strip and case methods return Markup again.
-Value string_method(const std::string& s, const std::string& name, bool markup) {
-  using Fn = std::function<Value(const CallArgs&)>;
+// markup: the string is a Markup, whose strip and case methods return Markup again. The bound
+// method holds the string's Value (shared), never a copy of its text.
+Value string_method(const Value& self, const std::string& name, bool markup) {
+  using Fn = std::function<Value(const std::string&, const CallArgs&)>;
   Fn fn;
   const std::string m = "str." + name;
   if (name == "strip" || name == "lstrip" || name == "rstrip") {
     const bool left = name != "rstrip", right = name != "lstrip";
-    fn = [s, left, right, m, markup](const CallArgs& a) {
+    fn = [left, right, m, markup](const std::string& s, const CallArgs& a) {
       a.expect(m, 1, {});
       std::string r = pystr::strip(s, string_or_none(a.find(0, "chars", m), m + "(): chars"), left, right);
       return markup ? Value::markup(std::move(r)) : Value(std::move(r));
     };
   } else if (name == "split" || name == "rsplit") {
     const bool right = name == "rsplit";
-    fn = [s, right, m](const CallArgs& a) {
+    fn = [right, m](const std::string& s, const CallArgs& a) {
       a.expect(m, 2, {"sep", "maxsplit"});
       Array out;
       for (auto& part : pystr::split(s, string_or_none(a.find(0, "sep", m), m + "(): sep"),
@@ -68,7 +70,7 @@ Value string_method(const std::string& s, const std::string& name, bool markup) 
       return Value(std::move(out));
     };
   } else if (name == "splitlines") {
-    fn = [s, m](const CallArgs& a) {
+    fn = [m](const std::string& s, const CallArgs& a) {
       Array out;
       const Value* keep = a.find(0, "keepends", m);
       for (auto& line : pystr::splitlines(s, keep && keep->truthy())) out.push_back(Value(std::move(line)));
@@ -76,12 +78,12 @@ Value string_method(const std::string& s, const std::string& name, bool markup) 
     };
   } else if (name == "startswith" || name == "endswith") {
     const bool prefix = name == "startswith";
-    fn = [s, prefix, m](const CallArgs& a) {
+    fn = [prefix, m](const std::string& s, const CallArgs& a) {
       a.expect(m, 1, {});
       return Value(affix_match(s, a.require(0, "prefix", m), prefix, m));
     };
   } else if (name == "replace") {
-    fn = [s, m](const CallArgs& a) {
+    fn = [m](const std::string& s, const CallArgs& a) {
       a.expect(m, 3, {"count"});
       const Value &old = a.require(0, "old", m), &with = a.require(1, "new", m);
       if (!old.is_string() || !with.is_string()) fail(m + "() arguments must be str");
@@ -89,7 +91,7 @@ Value string_method(const std::string& s, const std::string& name, bool markup) 
           pystr::replace(s, old.as_string(), with.as_string(), int_or(a.find(2, "count", m), -1, m + "(): count")));
     };
   } else if (name == "upper" || name == "lower" || name == "title" || name == "capitalize") {
-    fn = [s, name, markup](const CallArgs&) {
+    fn = [name, markup](const std::string& s, const CallArgs&) {
       std::string r = name == "upper"   ? pystr::upper(s)
                       : name == "lower" ? pystr::lower(s)
                       : name == "title" ? pystr::title(s)
@@ -97,12 +99,13 @@ Value string_method(const std::string& s, const std::string& name, bool markup) 
       return markup ? Value::markup(std::move(r)) : Value(std::move(r));
     };
   } else if (name == "find" || name == "rfind" || name == "index" || name == "rindex" || name == "count") {
-    fn = [s, name, m](const CallArgs& a) {
+    fn = [name, m](const std::string& s, const CallArgs& a) {
       const Value& sub = a.require(0, "sub", m);
       if (!sub.is_string()) fail(m + "() argument must be str, not '" + std::string(sub.type_name()) + "'");
       const std::string& x = sub.as_string();
+      charge_work(s.size());
       if (name == "count") {
-        if (x.empty()) return Value(int64_t(utf8_chars(s).size()) + 1);
+        if (x.empty()) return Value(int64_t(utf8_length(s)) + 1);
         int64_t n = 0;
         for (size_t p = s.find(x); p != std::string::npos; p = s.find(x, p + x.size())) ++n;
         return Value(n);
@@ -112,21 +115,23 @@ Value string_method(const std::string& s, const std::string& name, bool markup) 
       return Value(char_index(s, p));
     };
   } else if (name == "join") {
-    fn = [s, m](const CallArgs& a) {
+    fn = [m](const std::string& s, const CallArgs& a) {
       std::string out;
       const Array items = iterate(a.require(0, "iterable", m));
       for (size_t i = 0; i < items.size(); ++i) {
+        charge_steps(1);
         if (!items[i].is_string())
           fail(m + "(): item " + std::to_string(i) + " is '" + items[i].type_name() + "', not str");
-        out += (i ? s : "") + items[i].as_string();
+        if (i) append_capped(out, s, "str.join()");
+        append_capped(out, items[i].as_string(), "str.join()");
       }
-      return Value(out);
+      return Value(std::move(out));
     };
   } else if (name == "format") {
-    fn = [s](const CallArgs& a) { return Value(pystr::format(s, a)); };
+    fn = [](const std::string& s, const CallArgs& a) { return Value(pystr::format(s, a)); };
   } else if (name == "removeprefix" || name == "removesuffix") {
     const bool prefix = name == "removeprefix";
-    fn = [s, prefix, m](const CallArgs& a) {
+    fn = [prefix, m](const std::string& s, const CallArgs& a) {
       const Value& x = a.require(0, "affix", m);
       if (!x.is_string()) fail(m + "() argument must be str");
       if (!affix_match(s, x, prefix, m)) return Value(s);
@@ -135,7 +140,7 @@ Value string_method(const std::string& s, const std::string& name, bool markup) 
     };
   } else if (name == "isdigit" || name == "isalpha" || name == "isalnum" || name == "isspace" || name == "isupper" ||
              name == "islower") {
-    fn = [s, name](const CallArgs&) {
+    fn = [name](const std::string& s, const CallArgs&) {
       if (name == "isdigit") return Value(all_chars(s, [](char c) { return c >= '0' && c <= '9'; }));
       if (name == "isalpha") return Value(all_chars(s, [](char c) { return (c | 32) >= 'a' && (c | 32) <= 'z'; }));
       if (name == "isalnum")
@@ -160,7 +165,7 @@ Value string_method(const std::string& s, const std::string& name, bool markup) 
   } else {
     return Value::undefined("'str object' has no attribute '" + name + "'");
   }
-  return Value::callable(m, [fn](const CallArgs& a, Context&) { return fn(a); });
+  return Value::callable(m, [fn, self](const CallArgs& a, Context&) { return fn(self.as_string(), a); });
 }
 
 Value dict_method(const Value& self, const std::string& name) {
@@ -207,7 +212,7 @@ Value find_method(const Value& self, const std::string& name) {
            "' object is unsafe (chat templates render in an immutable sandbox)");
     });
   }
-  if (self.is_string()) return string_method(self.as_string(), name, self.is_markup());
+  if (self.is_string()) return string_method(self, name, self.is_markup());
   if (self.is_object() && !self.as_object().is_namespace) return dict_method(self, name);
   if (self.is_array() && (name == "index" || name == "count")) {
     return Value::callable("list." + name, [self, name](const CallArgs& a, Context&) {
@@ -228,6 +233,7 @@ Value find_method(const Value& self, const std::string& name) {
 Array iterate(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::kArray:
+      charge_work(v.as_array().size() * sizeof(Value));
       return v.as_array();
     case Value::Kind::kString: {
       Array out;
@@ -236,6 +242,7 @@ Array iterate(const Value& v) {
     }
     case Value::Kind::kObject: {
       Array out;
+      charge_work(v.as_object().size() * sizeof(Value));
       for (size_t i = 0; i < v.as_object().size(); ++i) out.push_back(v.as_object().key(i));
       return out;
     }
@@ -245,6 +252,7 @@ Array iterate(const Value& v) {
       Iteration& it = v.as_iteration();
       if (it.one_shot && it.consumed) return {};  // a generator runs once
       it.consumed = it.one_shot;
+      charge_work(it.items.size() * sizeof(Value));
       return it.items;
     }
     default:

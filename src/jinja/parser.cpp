@@ -1,8 +1,11 @@
 #include "jinja/parser.h"
 
+#include <algorithm>
 #include <set>
 
+#include "jinja/budget.h"
 #include "jinja/error.h"
+#include "jinja/limits.h"
 
 namespace tandem::jinja {
 namespace {
@@ -61,18 +64,50 @@ std::unique_ptr<T> node(int line) {
   return n;
 }
 
+int height_of(const ExprPtr& e) { return e ? e->height : 0; }
+
+int height_of(const std::vector<ExprPtr>& es) {
+  int h = 0;
+  for (const ExprPtr& e : es) h = std::max(h, height_of(e));
+  return h;
+}
+
+int height_of(const Arguments& a) {
+  int h = height_of(a.positional);
+  for (const auto& [k, e] : a.keyword) h = std::max(h, height_of(e));
+  return h;
+}
+
+// Sets n's height, one more than its deepest child's, and refuses a tree deeper than
+// limits::kMaxExpressionDepth: a left-associative chain (1 + 1 + ..., a.b.b..., x|f|f...) deepens
+// the tree by one a link without any nesting in the text, and both evaluating and freeing the
+// tree recurse that deep.
+template <class T>
+std::unique_ptr<T> with_height(std::unique_ptr<T> n, int deepest_child) {
+  n->height = deepest_child + 1;
+  if (n->height > limits::kMaxExpressionDepth)
+    throw LimitExceeded("expression nested past " + std::to_string(limits::kMaxExpressionDepth) +
+                            " levels (brackets, or a chain of operators, filters, attributes or calls)",
+                        n->line);
+  return n;
+}
+
 class ExprParser {
  public:
-  explicit ExprParser(TokenCursor& c) : c_(c) {}
+  ExprParser(TokenCursor& c, const StackLimit& stack) : c_(c), stack_(stack) {}
 
   ExprPtr expression() {
     ExprPtr e = parse_or();
     while (c_.is_name("if")) {
       auto cond = node<Conditional>(c_.next().line);
       cond->condition = parse_or();
-      if (c_.skip_name("else")) cond->else_value = expression();
+      if (c_.skip_name("else")) {
+        const Nesting deeper(*this);  // a if b else c if d else ...: recursion
+        cond->else_value = expression();
+      }
       cond->then_value = std::move(e);
-      e = std::move(cond);
+      const int h = std::max({height_of(cond->condition), height_of(cond->then_value), height_of(cond->else_value)});
+      e = with_height(std::move(cond), h);
     }
     return e;
   }
@@ -89,7 +124,8 @@ class ExprParser {
       if (c_.at_end() || c_.is_op(")") || c_.is_op("%}")) break;
       list->items.push_back(with_conditional ? expression() : parse_or());
     }
-    return list;
+    const int h = height_of(list->items);
+    return with_height(std::move(list), h);
   }
 
   std::unique_ptr<FilterExpr> filter(ExprPtr input) {
@@ -101,7 +137,8 @@ class ExprParser {
     }
     if (c_.is_op("(")) f->args = call_arguments();
     f->input = std::move(input);
-    return f;
+    const int h = std::max(height_of(f->input), height_of(f->args));
+    return with_height(std::move(f), h);
   }
 
   Arguments call_arguments() {
@@ -133,7 +170,8 @@ class ExprParser {
     b->op = std::move(op);
     b->left = std::move(l);
     b->right = std::move(r);
-    return b;
+    const int h = std::max(height_of(b->left), height_of(b->right));
+    return with_height(std::move(b), h);
   }
 
   // One left-associative level of binary operators: operands from `next`, joined by any of
@@ -155,10 +193,12 @@ class ExprParser {
   ExprPtr parse_and() { return left_associative({"and"}, &ExprParser::parse_not); }
   ExprPtr parse_not() {
     if (c_.is_name("not")) {
+      const Nesting deeper(*this);  // not not not ...: recursion
       auto u = node<Unary>(c_.next().line);
       u->op = "not";
       u->operand = parse_not();
-      return u;
+      const int h = height_of(u->operand);
+      return with_height(std::move(u), h);
     }
     return parse_compare();
   }
@@ -188,8 +228,10 @@ class ExprParser {
       }
       cmp->rest.emplace_back(op, parse_math1());
     }
-    if (cmp) return cmp;
-    return first;
+    if (!cmp) return first;
+    int h = height_of(cmp->first);
+    for (const auto& [op, e] : cmp->rest) h = std::max(h, height_of(e));
+    return with_height(std::move(cmp), h);
   }
   ExprPtr parse_math1() { return left_associative({"+", "-"}, &ExprParser::parse_concat); }
   ExprPtr parse_concat() { return left_associative({"~"}, &ExprParser::parse_math2); }
@@ -199,17 +241,14 @@ class ExprParser {
   ExprPtr parse_unary(bool with_filter) {
     // Each nesting level of an expression is a few frames of recursion: bound it, so a hostile
     // template is an error, not a stack overflow.
-    if (++depth_ > kMaxNesting) throw TemplateError("expression nested past 200 levels", c_.peek().line);
-    struct Leave {
-      int& d;
-      ~Leave() { --d; }
-    } leave{depth_};
+    const Nesting deeper(*this);
     ExprPtr e;
     if (c_.is_op("-") || c_.is_op("+")) {
       auto u = node<Unary>(c_.peek().line);
       u->op = c_.next().text;
       u->operand = parse_unary(false);
-      e = std::move(u);
+      const int h = height_of(u->operand);
+      e = with_height(std::move(u), h);
     } else {
       e = primary();
     }
@@ -275,7 +314,8 @@ class ExprParser {
             }
             list->items.push_back(expression());
           }
-          return list;
+          const int h = height_of(list->items);
+          return with_height(std::move(list), h);
         }
         if (t.text == "{") {
           auto dict = node<DictLiteral>(c_.next().line);
@@ -288,7 +328,9 @@ class ExprParser {
             c_.expect_op(":");
             dict->items.emplace_back(std::move(key), expression());
           }
-          return dict;
+          int h = 0;
+          for (const auto& [k, v] : dict->items) h = std::max({h, height_of(k), height_of(v)});
+          return with_height(std::move(dict), h);
         }
         break;
       default:
@@ -309,23 +351,30 @@ class ExprParser {
           auto lit = node<Literal>(line);
           lit->value = Value(c_.next().int_value);
           gi->index = std::move(lit);
-          e = std::move(gi);
+          const int h = height_of(gi->object);
+          e = with_height(std::move(gi), h);
           continue;
         }
         g->name = c_.expect_name();
         g->object = std::move(e);
-        e = std::move(g);
+        const int h = height_of(g->object);
+        e = with_height(std::move(g), h);
       } else if (c_.is_op("[")) {
         e = subscript(std::move(e));
       } else if (c_.is_op("(")) {
-        auto call = node<Call>(c_.peek().line);
-        call->args = call_arguments();
-        call->callee = std::move(e);
-        e = std::move(call);
+        e = call(std::move(e));
       } else {
         return e;
       }
     }
+  }
+
+  ExprPtr call(ExprPtr callee) {
+    auto call = node<Call>(c_.peek().line);
+    call->args = call_arguments();
+    call->callee = std::move(callee);
+    const int h = std::max(height_of(call->callee), height_of(call->args));
+    return with_height(std::move(call), h);
   }
 
   ExprPtr subscript(ExprPtr object) {
@@ -346,7 +395,9 @@ class ExprParser {
       g->index = std::move(first);
     }
     c_.expect_op("]");
-    return g;
+    const int h = std::max({height_of(g->object), height_of(g->index), height_of(g->start), height_of(g->stop),
+                            height_of(g->step)});
+    return with_height(std::move(g), h);
   }
 
   ExprPtr filters_and_tests(ExprPtr e) {
@@ -371,20 +422,32 @@ class ExprParser {
           t->args.positional.push_back(postfix(primary()));
         }
         t->input = std::move(e);
-        e = std::move(t);
+        const int h = std::max(height_of(t->input), height_of(t->args));
+        e = with_height(std::move(t), h);
       } else if (c_.is_op("(")) {
-        auto call = node<Call>(c_.peek().line);
-        call->args = call_arguments();
-        call->callee = std::move(e);
-        e = std::move(call);
+        e = call(std::move(e));
       } else {
         return e;
       }
     }
   }
 
-  static constexpr int kMaxNesting = 200;
+  // The parser's own recursion (brackets, `not`, else chains), bounded as the tree is.
+  struct Nesting {
+    explicit Nesting(ExprParser& p) : p_(p) {
+      p_.stack_.check("an expression, in the parser", p_.c_.peek().line);
+      if (++p_.depth_ > limits::kMaxExpressionDepth) {
+        --p_.depth_;
+        throw LimitExceeded("expression nested past " + std::to_string(limits::kMaxExpressionDepth) + " levels",
+                            p_.c_.peek().line);
+      }
+    }
+    ~Nesting() { --p_.depth_; }
+    ExprParser& p_;
+  };
+
   TokenCursor& c_;
+  const StackLimit& stack_;
   int depth_ = 0;
 };
 
@@ -409,7 +472,7 @@ Target parse_target(TokenCursor& c, bool allow_attribute) {
   return t;
 }
 
-std::vector<MacroParam> parse_params(TokenCursor& c) {
+std::vector<MacroParam> parse_params(TokenCursor& c, const StackLimit& stack) {
   std::vector<MacroParam> params;
   c.expect_op("(");
   while (!c.skip_op(")")) {
@@ -419,7 +482,7 @@ std::vector<MacroParam> parse_params(TokenCursor& c) {
     }
     MacroParam p;
     p.name = c.expect_name();
-    if (c.skip_op("=")) p.default_value = ExprParser(c).expression();
+    if (c.skip_op("=")) p.default_value = ExprParser(c, stack).expression();
     params.push_back(std::move(p));
   }
   return params;
@@ -440,7 +503,12 @@ class StatementParser {
   // Parses until a statement whose keyword is in `enders`; returns that keyword in `found` and
   // leaves its cursor (for elif's condition) in `end_cursor_`.
   Body parse_body(const std::set<std::string>& enders, std::string& found) {
-    if (++nesting_ > kMaxBlockNesting) throw TemplateError("blocks nested past 200 levels", i_ ? s_[i_ - 1].line : 0);
+    stack_.check("blocks, in the parser", i_ ? s_[i_ - 1].line : 0);
+    if (++nesting_ > limits::kMaxBlockDepth) {
+      --nesting_;
+      throw LimitExceeded("blocks nested past " + std::to_string(limits::kMaxBlockDepth) + " levels",
+                          i_ ? s_[i_ - 1].line : 0);
+    }
     struct Leave {
       int& d;
       ~Leave() { --d; }
@@ -457,7 +525,7 @@ class StatementParser {
       if (seg.kind == Segment::Kind::kExpression) {
         TokenCursor c(seg.tokens);
         auto o = node<OutputStmt>(seg.line);
-        o->expr = ExprParser(c).tuple_or_expression();
+        o->expr = ExprParser(c, stack_).tuple_or_expression();
         c.expect_end();
         body.push_back(std::move(o));
         continue;
@@ -493,14 +561,14 @@ class StatementParser {
     const std::string keyword = c.next().text;
     if (keyword == "if") {
       auto s = node<IfStmt>(line);
-      ExprPtr cond = ExprParser(c).tuple_or_expression();
+      ExprPtr cond = ExprParser(c, stack_).tuple_or_expression();
       c.expect_end();
       while (true) {
         std::string found;
         Body body = parse_body({"elif", "else", "endif"}, found);
         s->branches.emplace_back(std::move(cond), std::move(body));
         if (found == "elif") {
-          cond = ExprParser(*cursor_).tuple_or_expression();
+          cond = ExprParser(*cursor_, stack_).tuple_or_expression();
           cursor_->expect_end();
           continue;
         }
@@ -514,7 +582,7 @@ class StatementParser {
       auto s = node<ForStmt>(line);
       s->target = parse_target(c, false);
       if (!c.skip_name("in")) c.error("'in'");
-      ExprParser p(c);
+      ExprParser p(c, stack_);
       s->iterable = p.tuple_or_expression(false);
       if (c.skip_name("if")) s->filter = p.expression();
       if (c.is_name("recursive")) throw TemplateError("recursive for loops are not supported", line);
@@ -530,13 +598,13 @@ class StatementParser {
       if (c.skip_op("=")) {
         auto s = node<SetStmt>(line);
         s->target = std::move(target);
-        s->value = ExprParser(c).tuple_or_expression();
+        s->value = ExprParser(c, stack_).tuple_or_expression();
         c.expect_end();
         return s;
       }
       auto s = node<SetBlockStmt>(line);
       s->target = std::move(target);
-      ExprParser p(c);
+      ExprParser p(c, stack_);
       while (c.skip_op("|")) s->filters.push_back(p.filter(nullptr));
       c.expect_end();
       s->body = parse_until("endset", line);
@@ -545,15 +613,15 @@ class StatementParser {
     if (keyword == "macro") {
       auto s = node<MacroStmt>(line);
       s->name = c.expect_name();
-      s->params = parse_params(c);
+      s->params = parse_params(c, stack_);
       c.expect_end();
       s->body = parse_until("endmacro", line);
       return s;
     }
     if (keyword == "call") {
       auto s = node<CallBlockStmt>(line);
-      if (c.is_op("(")) s->caller_params = parse_params(c);
-      ExprPtr e = ExprParser(c).expression();
+      if (c.is_op("(")) s->caller_params = parse_params(c, stack_);
+      ExprPtr e = ExprParser(c, stack_).expression();
       auto* call = dynamic_cast<Call*>(e.get());
       if (!call) throw TemplateError("{% call %} needs a macro call", line);
       e.release();
@@ -564,7 +632,7 @@ class StatementParser {
     }
     if (keyword == "filter") {
       auto s = node<FilterBlockStmt>(line);
-      ExprParser p(c);
+      ExprParser p(c, stack_);
       s->filters.push_back(p.filter(nullptr));
       while (c.skip_op("|")) s->filters.push_back(p.filter(nullptr));
       c.expect_end();
@@ -577,7 +645,7 @@ class StatementParser {
         if (!s->assignments.empty()) c.expect_op(",");
         Target t = parse_target(c, false);
         c.expect_op("=");
-        s->assignments.emplace_back(std::move(t), ExprParser(c).expression());
+        s->assignments.emplace_back(std::move(t), ExprParser(c, stack_).expression());
       }
       s->body = parse_until("endwith", line);
       return s;
@@ -599,8 +667,8 @@ class StatementParser {
     throw TemplateError("unknown statement {% " + keyword + " %}", line);
   }
 
-  static constexpr int kMaxBlockNesting = 200;
   const std::vector<Segment>& s_;
+  const StackLimit stack_;  // where parsing starts
   size_t i_ = 0;
   int nesting_ = 0;
   std::unique_ptr<TokenCursor> cursor_;  // the cursor of the statement that ended the last body

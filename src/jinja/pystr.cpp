@@ -3,12 +3,17 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <cmath>
+#include <unordered_set>
+
+#include "jinja/budget.h"
 #include "jinja/error.h"
+#include "jinja/limits.h"
 
 namespace tandem::jinja::pystr {
 namespace {
 
-constexpr size_t kMaxWidth = 4096;
+constexpr size_t kMaxWidth = size_t(limits::kMaxPadding);
 
 bool in_set(std::string_view ch, const std::vector<std::string_view>& set) {
   for (std::string_view c : set)
@@ -35,6 +40,16 @@ std::string pad(const std::string& text, size_t width, char align, std::string_v
   if (align == '<') return text + repeat(extra);
   if (align == '^') return repeat(extra / 2) + text + repeat(extra - extra / 2);
   return repeat(extra) + text;
+}
+
+// snprintf into a string of the length it needs (1e300 at precision 4096 is 4400 characters).
+std::string printed(const char* format, int precision, double x) {
+  const int n = std::snprintf(nullptr, 0, format, precision, x);
+  if (n < 0) fail("format: the number could not be printed");
+  std::string out(size_t(n) + 1, '\0');
+  std::snprintf(out.data(), out.size(), format, precision, x);
+  out.resize(size_t(n));
+  return out;
 }
 
 std::string apply_spec(const Value& v, std::string_view spec) {
@@ -80,7 +95,6 @@ std::string apply_spec(const Value& v, std::string_view spec) {
   const char type = p < rest.size() ? rest[p++] : 0;
   if (p != rest.size()) fail("format spec '" + std::string(spec) + "' is not supported");
   std::string text;
-  char buf[512];
   if (type == 'd' || (type == 0 && (v.is_int() || v.is_bool()) && precision < 0)) {
     if (!v.is_number() || v.is_float()) fail("format code 'd' needs an integer");
     text = std::to_string(v.as_int());
@@ -90,12 +104,10 @@ std::string apply_spec(const Value& v, std::string_view spec) {
     if (type == 0 && precision < 0)
       text = python_float_repr(v.as_double());
     else if (type == '%') {
-      std::snprintf(buf, sizeof buf, "%.*f%%", prec, v.as_double() * 100);
-      text = buf;
+      text = printed("%.*f%%", prec, v.as_double() * 100);
     } else {
       const char f[] = {'%', '.', '*', type ? type : 'g', 0};
-      std::snprintf(buf, sizeof buf, f, prec, v.as_double());
-      text = buf;
+      text = printed(f, prec, v.as_double());
     }
   } else if (type == 's' || type == 0) {
     text = v.str();
@@ -133,19 +145,33 @@ bool is_space(std::string_view ch) {
 }
 
 std::string strip(std::string_view s, const std::optional<std::string>& chars, bool left, bool right) {
-  const auto cs = utf8_chars(s);
-  std::vector<std::string_view> set;
-  if (chars) set = utf8_chars(*chars);
-  auto strippable = [&](std::string_view c) { return chars ? in_set(c, set) : is_space(c); };
-  size_t b = 0, e = cs.size();
-  if (left)
-    while (b < e && strippable(cs[b])) ++b;
-  if (right)
-    while (e > b && strippable(cs[e - 1])) --e;
-  std::string out;
-  for (size_t i = b; i < e; ++i) out += cs[i];
-  return out;
+  std::unordered_set<std::string_view> set;
+  if (chars)
+    for (std::string_view c : utf8_chars(*chars)) set.insert(c);
+  auto strippable = [&](std::string_view c) { return chars ? set.count(c) > 0 : is_space(c); };
+  // One walk by character, no list of them: the first kept character and the end of the last.
+  charge_work(s.size());
+  size_t first_kept = std::string_view::npos, last_kept_end = 0;
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_char_size(s, i);
+    if (!strippable(s.substr(i, n))) {
+      if (first_kept == std::string_view::npos) first_kept = i;
+      last_kept_end = i + n;
+    }
+    i += n;
+  }
+  if (first_kept == std::string_view::npos) return left || right ? std::string() : std::string(s);
+  const size_t b = left ? first_kept : 0, e = right ? last_kept_end : s.size();
+  return std::string(s.substr(b, e - b));
 }
+
+namespace {
+
+// A part of a split is a string and, soon, a Value: charged as it is made, so a split into
+// millions of parts stops at the work limit, not after it has been allocated.
+void charge_part(size_t bytes) { charge_work(bytes + sizeof(std::string) + sizeof(Value)); }
+
+}  // namespace
 
 std::vector<std::string> split(std::string_view s, const std::optional<std::string>& sep, int64_t maxsplit,
                                bool from_right) {
@@ -157,6 +183,7 @@ std::vector<std::string> split(std::string_view s, const std::optional<std::stri
       while (maxsplit < 0 || int64_t(parts.size()) < maxsplit) {
         const size_t f = s.find(*sep, pos);
         if (f == std::string_view::npos) break;
+        charge_part(f - pos);
         parts.emplace_back(s.substr(pos, f - pos));
         pos = f + sep->size();
       }
@@ -169,6 +196,7 @@ std::vector<std::string> split(std::string_view s, const std::optional<std::stri
       if (end < sep->size()) break;
       const size_t f = s.rfind(*sep, end - sep->size());
       if (f == std::string_view::npos) break;
+      charge_part(end - f - sep->size());
       rev.emplace_back(s.substr(f + sep->size(), end - f - sep->size()));
       end = f;
     }
@@ -193,6 +221,7 @@ std::vector<std::string> split(std::string_view s, const std::optional<std::stri
       while (b > 0 && !is_space(cs[size_t(b - 1)])) --b;
       std::string w;
       for (int64_t i = b; i < e; ++i) w += cs[size_t(i)];
+      charge_part(w.size());
       rev.push_back(w);
       e = b;
     }
@@ -211,6 +240,7 @@ std::vector<std::string> split(std::string_view s, const std::optional<std::stri
     }
     std::string w;
     while (i < cs.size() && !is_space(cs[i])) w += cs[i++];
+    charge_part(w.size());
     parts.push_back(w);
   }
   return parts;
@@ -232,6 +262,7 @@ std::vector<std::string> splitlines(std::string_view s, bool keepends) {
       end += "\n";
       ++i;
     }
+    charge_part(cur.size());
     lines.push_back(keepends ? cur + end : cur);
     cur.clear();
   }
@@ -240,6 +271,7 @@ std::vector<std::string> splitlines(std::string_view s, bool keepends) {
 }
 
 std::string replace(std::string_view s, std::string_view old, std::string_view with, int64_t count) {
+  // Capped as it grows: s.replace("x", s) squares the size.
   std::string out;
   if (old.empty()) {
     // Python inserts `with` between characters and at both ends.
@@ -247,24 +279,25 @@ std::string replace(std::string_view s, std::string_view old, std::string_view w
     int64_t done = 0;
     for (size_t i = 0; i <= cs.size(); ++i) {
       if (count < 0 || done < count) {
-        out += with;
+        append_capped(out, with, "replace()");
         ++done;
       }
-      if (i < cs.size()) out += cs[i];
+      if (i < cs.size()) append_capped(out, cs[i], "replace()");
     }
     return out;
   }
+  charge_work(s.size());
   size_t pos = 0;
   int64_t done = 0;
   while (count < 0 || done < count) {
     const size_t f = s.find(old, pos);
     if (f == std::string_view::npos) break;
-    out += s.substr(pos, f - pos);
-    out += with;
+    append_capped(out, s.substr(pos, f - pos), "replace()");
+    append_capped(out, with, "replace()");
     pos = f + old.size();
     ++done;
   }
-  out += s.substr(pos);
+  append_capped(out, s.substr(pos), "replace()");
   return out;
 }
 
@@ -308,18 +341,18 @@ std::string format(std::string_view fmt, const CallArgs& args) {
     const char c = fmt[i];
     if (c == '}') {
       if (i + 1 < fmt.size() && fmt[i + 1] == '}') {
-        out += '}';
+        append_capped(out, "}", "format()");
         ++i;
         continue;
       }
       fail("format(): single '}' encountered in the format string");
     }
     if (c != '{') {
-      out += c;
+      append_capped(out, std::string_view(&fmt[i], 1), "format()");
       continue;
     }
     if (i + 1 < fmt.size() && fmt[i + 1] == '{') {
-      out += '{';
+      append_capped(out, "{", "format()");
       ++i;
       continue;
     }
@@ -352,9 +385,9 @@ std::string format(std::string_view fmt, const CallArgs& args) {
       if (!v) fail("format(): no argument named '" + std::string(field) + "'");
     }
     if (conversion == "r")
-      out += apply_spec(Value(v->repr()), spec);
+      append_capped(out, apply_spec(Value(v->repr()), spec), "format()");
     else if (conversion.empty() || conversion == "s")
-      out += conversion.empty() ? apply_spec(*v, spec) : apply_spec(Value(v->str()), spec);
+      append_capped(out, conversion.empty() ? apply_spec(*v, spec) : apply_spec(Value(v->str()), spec), "format()");
     else
       fail("format(): unknown conversion '!" + std::string(conversion) + "'");
     i = close;
@@ -362,40 +395,13 @@ std::string format(std::string_view fmt, const CallArgs& args) {
   return out;
 }
 
-std::string percent_format(std::string_view fmt, const std::vector<Value>& args) {
-  std::string out;
-  size_t next = 0;
-  for (size_t i = 0; i < fmt.size(); ++i) {
-    if (fmt[i] != '%') {
-      out += fmt[i];
-      continue;
-    }
-    if (++i >= fmt.size()) fail("format: incomplete % directive");
-    const char t = fmt[i];
-    if (t == '%') {
-      out += '%';
-      continue;
-    }
-    if (next >= args.size()) fail("format: not enough arguments for the format string");
-    const Value& v = args[next++];
-    if (t == 's')
-      out += v.str();
-    else if (t == 'r')
-      out += v.repr();
-    else if (t == 'd' || t == 'i') {
-      if (!v.is_number()) fail("format: %d needs a number");
-      out += std::to_string(v.is_float() ? int64_t(v.as_double()) : v.as_int());
-    } else {
-      fail(std::string("format: %") + t + " is not supported");
-    }
-  }
-  if (next != args.size()) fail("format: not all arguments converted during string formatting");
-  return out;
-}
-
 std::string html_escape(const std::string& s) {
   std::string out;
+  check_string_size(s.size(), "escape");
+  charge_work(s.size());
+  out.reserve(s.size());
   for (char c : s) {
+    if (out.size() > limits::kMaxStringBytes) check_string_size(out.size(), "escape");
     switch (c) {
       case '&':
         out += "&amp;";

@@ -29,7 +29,10 @@ std::string capitalize(std::string_view s);
 std::string format(std::string_view fmt, const CallArgs& args);
 // markupsafe's escape: & < > " ' as entities.
 std::string html_escape(const std::string& s);
-// Python's "%s" % args (the `format` filter).
-std::string percent_format(std::string_view fmt, const std::vector<Value>& args);
+// Python's printf-style `fmt % args` (the `format` filter; percent_format.cpp): %s %r %d %i %u
+// %o %x %X %e %E %f %F %g %G %c %%, with flags, width and precision (each at most
+// limits::kMaxPadding), and %(name)s keys when `keyword` is not empty.
+std::string percent_format(std::string_view fmt, const std::vector<Value>& positional,
+                           const std::vector<std::pair<std::string, Value>>& keyword);
 
 }  // namespace tandem::jinja::pystr

@@ -20,13 +20,19 @@ struct Stmt;
 
 class Template {
  public:
-  // Errors: "line N: <what>" (an unknown statement or filter, a syntax error).
+  // Errors: "line N: <what>" (an unknown statement or filter, a syntax error); kOutOfRange for a
+  // source past limits::kMaxTemplateBytes or a parse limit. Linear in the source's size.
   static Result<Template> parse(std::string_view source);
 
   // Renders with `variables` beside the globals (range, namespace, dict, raise_exception,
-  // strftime_now). A template's raise_exception() gives "line N: the template raised: MESSAGE".
+  // strftime_now), within the budgets of limits.h. Errors are one line, "line N: <what>":
+  //   kInvalidArgument  the template's own error, or its raise_exception() ("line N: the template
+  //                     raised: MESSAGE"): it cannot render these variables;
+  //   kOutOfRange       a limit of limits.h (steps, work, a size, a depth, the stack) or memory;
+  //   kInternal         `cancelled` said stop.
+  // Safe on any thread, several renders of one Template at once included.
   // `cancelled`, when given, is polled every few thousand steps (and at least every
-  // RenderBudget::kPollSteps): once it answers true the render stops with "the render was
+  // limits::kPollSteps): once it answers true the render stops with "the render was
   // cancelled" (a client that went away, a SIGTERM). It runs on the rendering thread.
   Result<std::string> render(const Scope& variables, const std::function<bool()>& cancelled = {}) const;
 

@@ -1,13 +1,72 @@
 #include "jinja/value.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "jinja/budget.h"
 #include "jinja/error.h"
+#include "jinja/limits.h"
 
 namespace tandem::jinja {
+namespace detail {
+
+void deferred_delete(void* p, void (*destroy)(void*)) {
+  thread_local bool draining = false;
+  thread_local std::vector<std::pair<void*, void (*)(void*)>> pending;
+  if (draining) {
+    pending.emplace_back(p, destroy);
+    return;
+  }
+  draining = true;
+  destroy(p);
+  while (!pending.empty()) {
+    const auto [q, d] = pending.back();
+    pending.pop_back();
+    d(q);
+  }
+  draining = false;
+}
+
+}  // namespace detail
+
+namespace {
+
+// The containers a repr() is inside now: one met again is a value that holds itself (only a
+// namespace can), printed as Python prints it ([...], {...}).
+thread_local std::vector<const void*> printing;
+
+struct Printing {
+  explicit Printing(const void* p) { printing.push_back(p); }
+  ~Printing() { printing.pop_back(); }
+  static bool inside(const void* p) { return std::find(printing.begin(), printing.end(), p) != printing.end(); }
+};
+
+}  // namespace
+
+Value::Value(std::string s) {
+  check_string_size(s.size(), "a string");
+  charge_work(s.size());
+  v_ = std::make_shared<const std::string>(std::move(s));
+}
+
+Value::Value(Array a) {
+  check_list_size(a.size(), "a list");
+  charge_work(a.size() * sizeof(Value));
+  v_ = make_node<Array>(std::move(a));
+}
+
+Value Value::undefined(std::string hint) {
+  return Value(Undefined{std::make_shared<const std::string>(std::move(hint))});
+}
+
+const std::string& Value::undefined_hint() const {
+  static const std::string none = "undefined value";
+  const Undefined& u = std::get<Undefined>(v_);
+  return u.hint ? *u.hint : none;
+}
 
 const Value* CallArgs::find(size_t index, std::string_view name, std::string_view callee) const {
   const Value* by_name = nullptr;
@@ -39,15 +98,31 @@ void CallArgs::expect(std::string_view callee, size_t max_positional,
 }
 
 const Value* Object::find(std::string_view key) const {
+  if (!by_name_.empty()) {
+    auto it = by_name_.find(std::string(key));
+    return it == by_name_.end() ? nullptr : &items_[it->second].second;
+  }
+  charge_steps(int64_t(items_.size() / 8));  // a walk of a small dict: a step per 8 keys
   for (size_t i = 0; i < items_.size(); ++i)
     if (!other_keys_[i] && items_[i].first == key) return &items_[i].second;
   return nullptr;
+}
+
+void Object::clear() {
+  // Moved out first: the values may free other objects (their destructors run after this one's
+  // members are consistent again).
+  auto items = std::move(items_);
+  auto keys = std::move(other_keys_);
+  items_.clear();
+  other_keys_.clear();
+  by_name_.clear();
 }
 
 Value* Object::find(std::string_view key) { return const_cast<Value*>(static_cast<const Object*>(this)->find(key)); }
 
 const Value* Object::find_key(const Value& key) const {
   if (key.is_string()) return find(key.as_string());
+  charge_steps(int64_t(items_.size()));
   for (size_t i = 0; i < items_.size(); ++i)
     if (other_keys_[i] && values_equal(*other_keys_[i], key)) return &items_[i].second;
   return nullptr;
@@ -58,8 +133,14 @@ void Object::set(std::string key, Value value) {
     *v = std::move(value);
     return;
   }
+  charge_work(key.size() + sizeof(Value));
+  if (!by_name_.empty()) by_name_.emplace(key, items_.size());
   items_.emplace_back(std::move(key), std::move(value));
   other_keys_.push_back(nullptr);
+  if (by_name_.empty() && items_.size() >= kIndexFrom) {
+    for (size_t i = 0; i < items_.size(); ++i)
+      if (!other_keys_[i]) by_name_.emplace(items_[i].first, i);
+  }
 }
 
 void Object::set_key(const Value& key, Value value) {
@@ -70,6 +151,7 @@ void Object::set_key(const Value& key, Value value) {
     *const_cast<Value*>(v) = std::move(value);
     return;
   }
+  charge_work(sizeof(Value));
   items_.emplace_back(key.repr(), std::move(value));
   other_keys_.push_back(std::make_shared<const Value>(key));
 }
@@ -77,11 +159,12 @@ void Object::set_key(const Value& key, Value value) {
 Value Object::key(size_t i) const { return other_keys_[i] ? *other_keys_[i] : Value(items_[i].first); }
 
 Value Value::callable(std::string name, std::function<Value(const CallArgs&, Context&)> fn) {
-  return Value(std::make_shared<Callable>(Callable{std::move(name), std::move(fn)}));
+  return Value(make_node<Callable>(Callable{std::move(name), std::move(fn)}));
 }
 
 Value Value::iteration(std::string type, Array items, bool one_shot, bool has_len) {
-  return Value(std::make_shared<Iteration>(Iteration{std::move(type), std::move(items), one_shot, has_len, false}));
+  charge_work(items.size() * sizeof(Value));
+  return Value(make_node<Iteration>(Iteration{std::move(type), std::move(items), one_shot, has_len, false}));
 }
 
 void Value::type_error(const char* want) const {
@@ -174,17 +257,34 @@ std::string Value::repr() const {
     case Kind::kString:
       return python_string_repr(as_string());
     case Kind::kArray: {
-      std::string out = is_tuple() ? "(" : "[";
       const Array& a = as_array();
-      for (size_t i = 0; i < a.size(); ++i) out += (i ? ", " : "") + a[i].repr();
+      if (Printing::inside(&a)) return is_tuple() ? "(...)" : "[...]";
+      const Printing mark(&a);
+      const ValueDepthGuard depth("printing");
+      std::string out = is_tuple() ? "(" : "[";
+      for (size_t i = 0; i < a.size(); ++i) {
+        charge_steps(1);
+        if (i) append_capped(out, ", ", "printing a list");
+        append_capped(out, a[i].repr(), "printing a list");
+      }
       if (is_tuple()) return out + (a.size() == 1 ? ",)" : ")");
       return out + "]";
     }
     case Kind::kObject: {
       const Object& o = as_object();
+      // Python's dict repr prints a dict it is already inside as {...}; Jinja2's Namespace
+      // prints its dict of attributes, so a namespace inside itself shows <Namespace {...}>.
+      if (Printing::inside(&o)) return o.is_namespace ? "<Namespace {...}>" : "{...}";
+      const Printing mark(&o);
+      const ValueDepthGuard depth("printing");
       std::string out = o.is_namespace ? "<Namespace {" : "{";
-      for (size_t i = 0; i < o.items().size(); ++i)
-        out += (i ? ", " : "") + o.key(i).repr() + ": " + o.items()[i].second.repr();
+      for (size_t i = 0; i < o.items().size(); ++i) {
+        charge_steps(1);
+        if (i) append_capped(out, ", ", "printing a dict");
+        append_capped(out, o.key(i).repr(), "printing a dict");
+        append_capped(out, ": ", "printing a dict");
+        append_capped(out, o.items()[i].second.repr(), "printing a dict");
+      }
       return out + (o.is_namespace ? "}>" : "}");
     }
     case Kind::kCallable:
@@ -192,8 +292,15 @@ std::string Value::repr() const {
     case Kind::kIteration: {
       const Iteration& it = as_iteration();
       if (it.one_shot) return "<" + it.type + " object>";
+      if (Printing::inside(&it)) return it.type + "([...])";
+      const Printing mark(&it);
+      const ValueDepthGuard depth("printing");
       std::string out = it.type + "([";
-      for (size_t i = 0; i < it.items.size(); ++i) out += (i ? ", " : "") + it.items[i].repr();
+      for (size_t i = 0; i < it.items.size(); ++i) {
+        charge_steps(1);
+        if (i) append_capped(out, ", ", "printing a view");
+        append_capped(out, it.items[i].repr(), "printing a view");
+      }
       return out + "])";
     }
   }
@@ -201,6 +308,7 @@ std::string Value::repr() const {
 }
 
 Value Value::from_json(const nlohmann::ordered_json& j) {
+  const ValueDepthGuard depth("reading JSON");
   switch (j.type()) {
     case nlohmann::ordered_json::value_t::null:
       return none();
@@ -222,7 +330,7 @@ Value Value::from_json(const nlohmann::ordered_json& j) {
       return Value(std::move(a));
     }
     case nlohmann::ordered_json::value_t::object: {
-      auto o = std::make_shared<Object>();
+      auto o = make_node<Object>();
       for (const auto& [k, v] : j.items()) o->set(k, from_json(v));
       return Value(std::move(o));
     }
@@ -232,6 +340,7 @@ Value Value::from_json(const nlohmann::ordered_json& j) {
 }
 
 bool values_equal(const Value& a, const Value& b) {
+  charge_steps(1);
   if (a.is_number() && b.is_number()) {
     if (a.is_float() || b.is_float()) return a.as_double() == b.as_double();
     return a.as_int() == b.as_int();
@@ -242,17 +351,24 @@ bool values_equal(const Value& a, const Value& b) {
     case Value::Kind::kNone:
       return true;
     case Value::Kind::kString:
+      if (a.as_string().size() != b.as_string().size()) return false;
+      charge_work(a.as_string().size());
       return a.as_string() == b.as_string();
     case Value::Kind::kArray: {
       const Array &x = a.as_array(), &y = b.as_array();
+      if (&x == &y) return true;  // (Python: identity first, so a list equals itself)
       if (x.size() != y.size()) return false;
+      const ValueDepthGuard depth("comparing");
       for (size_t i = 0; i < x.size(); ++i)
         if (!values_equal(x[i], y[i])) return false;
       return true;
     }
     case Value::Kind::kObject: {
       const Object &x = a.as_object(), &y = b.as_object();
+      if (&x == &y) return true;
+      if (x.is_namespace || y.is_namespace) return false;  // a Namespace compares by identity
       if (x.size() != y.size()) return false;
+      const ValueDepthGuard depth("comparing");
       for (const auto& [k, v] : x.items()) {
         const Value* w = y.find(k);
         if (!w || !values_equal(v, *w)) return false;
@@ -269,6 +385,7 @@ bool values_equal(const Value& a, const Value& b) {
 }
 
 int compare_values(const Value& a, const Value& b) {
+  charge_steps(1);
   if (a.is_number() && b.is_number()) {
     if (!a.is_float() && !b.is_float()) return a.as_int() < b.as_int() ? -1 : a.as_int() > b.as_int() ? 1 : 0;
     const double x = a.as_double(), y = b.as_double();
@@ -276,11 +393,13 @@ int compare_values(const Value& a, const Value& b) {
   }
   if (a.is_string() && b.is_string()) {
     // UTF-8 byte order is code point order, which is Python's str order.
+    charge_work(std::min(a.as_string().size(), b.as_string().size()));
     const int c = a.as_string().compare(b.as_string());
     return c < 0 ? -1 : c > 0 ? 1 : 0;
   }
   if (a.is_array() && b.is_array()) {
     const Array &x = a.as_array(), &y = b.as_array();
+    const ValueDepthGuard depth("comparing");
     for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
       if (values_equal(x[i], y[i])) continue;
       return compare_values(x[i], y[i]);
@@ -358,16 +477,29 @@ std::string python_string_repr(std::string_view s) {
   return out + quote;
 }
 
+size_t utf8_char_size(std::string_view s, size_t i) {
+  const unsigned char c = static_cast<unsigned char>(s[i]);
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 1;
+  if (i + n > s.size()) return 1;
+  for (size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 1;
+  return n;
+}
+
+size_t utf8_length(std::string_view s) {
+  charge_work(s.size());
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); i += utf8_char_size(s, i)) ++n;
+  return n;
+}
+
 std::vector<std::string_view> utf8_chars(std::string_view s) {
+  charge_work(s.size() * (1 + sizeof(std::string_view)));
   std::vector<std::string_view> out;
   out.reserve(s.size());
   size_t i = 0;
   while (i < s.size()) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 1;
-    if (i + n > s.size()) n = 1;
-    for (size_t k = 1; k < n; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) n = 1;
+    const size_t n = utf8_char_size(s, i);
     out.push_back(s.substr(i, n));
     i += n;
   }

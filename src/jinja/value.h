@@ -11,6 +11,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -26,29 +27,50 @@ struct Iteration;
 
 using Array = std::vector<Value>;
 
+namespace detail {
+// Frees a container without recursion: its members' destructors, when they free containers of
+// their own, queue them here and this loop frees them one by one. A list nested a million deep (a
+// template's loop can build one) would otherwise overflow the stack in its destructor.
+void deferred_delete(void* p, void (*destroy)(void*));
+template <class T>
+struct DeferredDelete {
+  void operator()(T* p) const {
+    deferred_delete(p, [](void* q) { delete static_cast<T*>(q); });
+  }
+};
+}  // namespace detail
+
+// Every list, dict, callable and iteration of a render is made by this (freed without recursion).
+template <class T, class... A>
+std::shared_ptr<T> make_node(A&&... a) {
+  return std::shared_ptr<T>(new T(std::forward<A>(a)...), detail::DeferredDelete<T>{});
+}
+
 class Value {
  public:
   enum class Kind { kUndefined, kNone, kBool, kInt, kFloat, kString, kArray, kObject, kCallable, kIteration };
 
   // Undefined remembers what was missing, for the error when it is used.
   struct Undefined {
-    std::string hint;
+    std::shared_ptr<const std::string> hint;
   };
   struct None {};
 
   Value() : v_(Undefined{}) {}
   explicit Value(Undefined u) : v_(std::move(u)) {}
   explicit Value(None n) : v_(n) {}
-  static Value undefined(std::string hint) { return Value(Undefined{std::move(hint)}); }
+  static Value undefined(std::string hint);
   static Value none() { return Value(None{}); }
   Value(bool b) : v_(b) {}                                       // NOLINT: implicit, as Python's literals
   Value(int64_t i) : v_(i) {}                                    // NOLINT
   Value(int i) : v_(int64_t(i)) {}                               // NOLINT
   Value(double d) : v_(d) {}                                     // NOLINT
-  Value(std::string s) : v_(std::move(s)) {}                     // NOLINT
-  Value(const char* s) : v_(std::string(s)) {}                   // NOLINT
-  Value(std::string_view s) : v_(std::string(s)) {}              // NOLINT
-  Value(Array a) : v_(std::make_shared<Array>(std::move(a))) {}  // NOLINT
+  // A string is shared, never copied: reading a variable is O(1) whatever its size. Making one
+  // is checked against limits::kMaxStringBytes and charged to the render's work.
+  Value(std::string s);                                          // NOLINT
+  Value(const char* s) : Value(std::string(s)) {}                // NOLINT
+  Value(std::string_view s) : Value(std::string(s)) {}           // NOLINT
+  Value(Array a);                                                // NOLINT: checked and charged as a string
   Value(std::shared_ptr<Array> a) : v_(std::move(a)) {}          // NOLINT
   Value(std::shared_ptr<Object> o) : v_(std::move(o)) {}         // NOLINT
   Value(std::shared_ptr<Callable> c) : v_(std::move(c)) {}       // NOLINT
@@ -88,14 +110,14 @@ class Value {
   bool as_bool() const { return checked<bool>("a bool"); }
   int64_t as_int() const;    // bool or int
   double as_double() const;  // bool, int or float
-  const std::string& as_string() const { return checked<std::string>("a string"); }
+  const std::string& as_string() const { return *checked<std::shared_ptr<const std::string>>("a string"); }
   const Array& as_array() const { return *checked<std::shared_ptr<Array>>("a list"); }
   Array& as_array() { return *checked<std::shared_ptr<Array>>("a list"); }
   const Object& as_object() const { return *checked<std::shared_ptr<Object>>("a dict"); }
   Object& as_object() { return *checked<std::shared_ptr<Object>>("a dict"); }
   const Callable& as_callable() const { return *checked<std::shared_ptr<Callable>>("a callable"); }
   Iteration& as_iteration() const { return *checked<std::shared_ptr<Iteration>>("an iterator"); }
-  const std::string& undefined_hint() const { return std::get<Undefined>(v_).hint; }
+  const std::string& undefined_hint() const;
 
   // Python's bool(x).
   bool truthy() const;
@@ -106,7 +128,8 @@ class Value {
   // Python's type name, for errors ("'int' object is not iterable").
   const char* type_name() const;
 
-  // From and to JSON (messages in, tojson out). Numbers keep int vs float.
+  // From and to JSON (messages in, tojson out). Numbers keep int vs float. Throws TemplateError
+  // for JSON nested past limits::kMaxValueDepth.
   static Value from_json(const nlohmann::ordered_json& j);
 
  private:
@@ -118,8 +141,8 @@ class Value {
   [[noreturn]] void type_error(const char* want) const;
 
   static constexpr uint8_t kMarkupFlag = 1, kTupleFlag = 2;
-  std::variant<Undefined, None, bool, int64_t, double, std::string, std::shared_ptr<Array>, std::shared_ptr<Object>,
-               std::shared_ptr<Callable>, std::shared_ptr<Iteration>>
+  std::variant<Undefined, None, bool, int64_t, double, std::shared_ptr<const std::string>, std::shared_ptr<Array>,
+               std::shared_ptr<Object>, std::shared_ptr<Callable>, std::shared_ptr<Iteration>>
       v_;
   uint8_t flags_ = 0;
 };
@@ -158,12 +181,17 @@ class Object {
   const std::vector<std::pair<std::string, Value>>& items() const { return items_; }
   Value key(size_t i) const;
   size_t size() const { return items_.size(); }
+  void clear();
   // A namespace() object: the one kind of object `{% set ns.x = ... %}` may change.
   bool is_namespace = false;
 
  private:
+  // Lookups by string key go through an index once a dict has this many items (a template's
+  // dict literal may have thousands of keys; each lookup must not walk them all).
+  static constexpr size_t kIndexFrom = 16;
   std::vector<std::pair<std::string, Value>> items_;
   std::vector<std::shared_ptr<const Value>> other_keys_;  // per item: null for a string key
+  std::unordered_map<std::string, size_t> by_name_;        // string key -> item, once indexed
 };
 
 // What Jinja2's filters and dict methods return instead of a list: a generator (map, select,
@@ -178,7 +206,8 @@ struct Iteration {
 };
 
 // Python's ==, and the ordering of <, <= (numbers with numbers, strings with strings, lists
-// elementwise); ordering anything else is an error.
+// elementwise); ordering anything else is an error. Both charge the render a step per element
+// and the bytes they compare.
 bool values_equal(const Value& a, const Value& b);
 int compare_values(const Value& a, const Value& b);  // <0, 0, >0; throws on unorderable types
 
@@ -188,7 +217,11 @@ std::string python_float_repr(double d);
 std::string python_string_repr(std::string_view s);
 
 // The code points of a UTF-8 string (Python indexes and measures str by code point). Invalid
-// bytes count as one each, so nothing is ever dropped.
+// bytes count as one each, so nothing is ever dropped. Charged to the render as work.
 std::vector<std::string_view> utf8_chars(std::string_view s);
+// How many code points utf8_chars would give, without making the list.
+size_t utf8_length(std::string_view s);
+// The byte length of the code point at s[i], as utf8_chars splits it (1 for an invalid byte).
+size_t utf8_char_size(std::string_view s, size_t i);
 
 }  // namespace tandem::jinja

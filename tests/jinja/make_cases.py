@@ -4,6 +4,7 @@ templates, and writes cases.json (the inputs with Jinja2's output or its error) 
 
   make_cases.py [--check]   (--check: exit 1 when cases.json differs from what Jinja2 gives now)
 """
+import datetime
 import json
 import os
 import sys
@@ -39,6 +40,8 @@ def environment():
         trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols])
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
+    # Hugging Face's: the local time by a strftime format (cases use formats without a date).
+    env.globals["strftime_now"] = lambda fmt: datetime.datetime.now().strftime(fmt)
     return env
 
 
