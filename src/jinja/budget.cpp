@@ -69,6 +69,12 @@ void RenderBudget::work(int64_t bytes) {
          " of text and lists (a runaway loop)");
 }
 
+void RenderBudget::hold(int64_t bytes) {
+  live_ += bytes;
+  if (live_ > limits::kMaxLiveBytes)
+    fail_limit("the template's values held past " + mib(size_t(limits::kMaxLiveBytes)) + " at once");
+}
+
 void RenderBudget::track_namespace(const std::shared_ptr<Object>& ns) { namespaces_.push_back(ns); }
 
 ActiveBudget::ActiveBudget(RenderBudget& budget) : budget_(budget) {
@@ -85,6 +91,17 @@ void charge_steps(int64_t n) {
 
 void charge_work(size_t bytes) {
   if (active_budget) active_budget->work(int64_t(bytes));
+}
+
+RenderBudget* hold_bytes(size_t bytes) {
+  if (!active_budget) return nullptr;
+  active_budget->work(int64_t(bytes));
+  active_budget->hold(int64_t(bytes));
+  return active_budget;
+}
+
+void release_bytes(RenderBudget* charged, size_t bytes) {
+  if (charged && charged == active_budget) charged->release(int64_t(bytes));
 }
 
 void check_string_size(size_t bytes, const char* what) {

@@ -44,6 +44,10 @@ class RenderBudget {
   void step(int64_t n = 1);
   // Counts bytes built, copied or scanned; throws past kMaxWorkBytes.
   void work(int64_t bytes);
+  // Counts bytes a value holds from now on; throws past kMaxLiveBytes. release() gives them
+  // back when the value is freed.
+  void hold(int64_t bytes);
+  void release(int64_t bytes) { live_ -= bytes; }
   // A namespace() made by this render: the only value a template can change, so the only way a
   // value can come to hold itself. ~RenderBudget empties them all, which frees such cycles.
   void track_namespace(const std::shared_ptr<Object>& ns);
@@ -56,7 +60,7 @@ class RenderBudget {
  private:
   friend class ActiveBudget;
   const std::function<bool()>* cancelled_;
-  int64_t steps_ = 0, work_ = 0;
+  int64_t steps_ = 0, work_ = 0, live_ = 0;
   StackLimit stack_;  // set when the budget becomes active, where the render starts
   std::vector<std::weak_ptr<Object>> namespaces_;
   RenderBudget* outer_ = nullptr;  // the budget this one hides while active (a nested render)
@@ -77,6 +81,12 @@ class ActiveBudget {
 // Charges the active budget, if any.
 void charge_steps(int64_t n);
 void charge_work(size_t bytes);
+// Charges the active budget `bytes` held (and as work), and returns it (null outside a render):
+// the value keeps it to give the bytes back with release_bytes when it is freed.
+RenderBudget* hold_bytes(size_t bytes);
+// Gives held bytes back, to `charged` only while it is the active budget (a value that outlives
+// its render's accounting gives back nothing).
+void release_bytes(RenderBudget* charged, size_t bytes);
 // Refuses a string or list past its limit (always, in a render or not); `what` names the builder.
 void check_string_size(size_t bytes, const char* what);
 void check_list_size(size_t items, const char* what);

@@ -21,7 +21,9 @@ uint32_t decode(std::string_view ch) {
 void dump_string(std::string_view s, bool ensure_ascii, std::string& out) {
   out += '"';
   char buf[16];
-  for (std::string_view ch : utf8_chars(s)) {
+  charge_work(s.size());
+  for (size_t at = 0; at < s.size(); at += utf8_char_size(s, at)) {
+    const std::string_view ch = s.substr(at, utf8_char_size(s, at));
     const unsigned char c = static_cast<unsigned char>(ch[0]);
     if (ch.size() == 1) {
       switch (c) {

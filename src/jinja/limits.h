@@ -27,9 +27,11 @@ inline constexpr int kMaxBlockDepth = 200;
 // 10^3 to 10^5; 5M is a few seconds of the slowest step mix.
 inline constexpr int64_t kMaxSteps = 5'000'000;
 // Work bytes: the text and list slots a render builds, copies or scans, summed over the render.
-// It bounds the time of string work (a quadratic `~` in a loop) and the memory a render can
-// hold at once (nothing live was not built).
+// It bounds the time of string and list work (a quadratic `~` in a loop): about a second.
 inline constexpr int64_t kMaxWorkBytes = int64_t(1) << 30;
+// Memory: the bytes the render's values hold at once (strings, list slots, dict entries);
+// what is freed is given back.
+inline constexpr int64_t kMaxLiveBytes = int64_t(256) << 20;
 // One string (any value, and the rendered output).
 inline constexpr size_t kMaxStringBytes = size_t(64) << 20;
 // One list (range(), repetition, a filter's result).

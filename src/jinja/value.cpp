@@ -46,16 +46,38 @@ struct Printing {
 
 }  // namespace
 
+namespace {
+
+// A string gives back the bytes its render was charged when it is freed.
+struct StringRelease {
+  RenderBudget* charged;
+  size_t bytes;
+  void operator()(const std::string* s) const {
+    release_bytes(charged, bytes);
+    delete s;
+  }
+};
+
+}  // namespace
+
 Value::Value(std::string s) {
   check_string_size(s.size(), "a string");
-  charge_work(s.size());
-  v_ = std::make_shared<const std::string>(std::move(s));
+  const size_t held = s.capacity() + sizeof(std::string);
+  auto* p = new std::string(std::move(s));
+  RenderBudget* charged = nullptr;
+  try {
+    charged = hold_bytes(held);
+  } catch (...) {
+    delete p;
+    throw;
+  }
+  v_ = std::shared_ptr<const std::string>(p, StringRelease{charged, held});
 }
 
 Value::Value(Array a) {
   check_list_size(a.size(), "a list");
-  charge_work(a.size() * sizeof(Value));
-  v_ = make_node<Array>(std::move(a));
+  const size_t held = a.capacity() * sizeof(Value);
+  v_ = make_node_holding<Array>(held, std::move(a));
 }
 
 Value Value::undefined(std::string hint) {
@@ -108,6 +130,16 @@ const Value* Object::find(std::string_view key) const {
   return nullptr;
 }
 
+Object::~Object() { release_bytes(charged_to_, charged_); }
+
+void Object::hold_entry(size_t bytes) {
+  if (RenderBudget* b = hold_bytes(bytes)) {
+    if (!charged_to_) charged_to_ = b;
+    if (charged_to_ == b) charged_ += bytes;
+    else release_bytes(b, bytes);  // (an object of another render: never held twice)
+  }
+}
+
 void Object::clear() {
   // Moved out first: the values may free other objects (their destructors run after this one's
   // members are consistent again).
@@ -133,7 +165,7 @@ void Object::set(std::string key, Value value) {
     *v = std::move(value);
     return;
   }
-  charge_work(key.size() + sizeof(Value));
+  hold_entry(key.size() + sizeof(std::pair<std::string, Value>));
   if (!by_name_.empty()) by_name_.emplace(key, items_.size());
   items_.emplace_back(std::move(key), std::move(value));
   other_keys_.push_back(nullptr);
@@ -151,7 +183,7 @@ void Object::set_key(const Value& key, Value value) {
     *const_cast<Value*>(v) = std::move(value);
     return;
   }
-  charge_work(sizeof(Value));
+  hold_entry(2 * sizeof(std::pair<std::string, Value>));
   items_.emplace_back(key.repr(), std::move(value));
   other_keys_.push_back(std::make_shared<const Value>(key));
 }
@@ -163,8 +195,8 @@ Value Value::callable(std::string name, std::function<Value(const CallArgs&, Con
 }
 
 Value Value::iteration(std::string type, Array items, bool one_shot, bool has_len) {
-  charge_work(items.size() * sizeof(Value));
-  return Value(make_node<Iteration>(Iteration{std::move(type), std::move(items), one_shot, has_len, false}));
+  const size_t held = items.capacity() * sizeof(Value);
+  return Value(make_node_holding<Iteration>(held, Iteration{std::move(type), std::move(items), one_shot, has_len, false}));
 }
 
 void Value::type_error(const char* want) const {
@@ -445,7 +477,11 @@ std::string python_string_repr(std::string_view s) {
   const bool has_double = s.find('"') != std::string_view::npos;
   const char quote = has_single && !has_double ? '"' : '\'';
   std::string out(1, quote);
-  for (std::string_view ch : utf8_chars(s)) {
+  charge_work(s.size());
+  out.reserve(s.size() + 2);
+  for (size_t at = 0; at < s.size(); at += utf8_char_size(s, at)) {
+    if (out.size() > limits::kMaxStringBytes) check_string_size(out.size(), "printing a string");
+    const std::string_view ch = s.substr(at, utf8_char_size(s, at));
     const unsigned char c = static_cast<unsigned char>(ch[0]);
     char buf[16];
     if (ch.size() == 1) {

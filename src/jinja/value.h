@@ -9,6 +9,8 @@
 #include <initializer_list>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
+
+#include "jinja/budget.h"
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -32,18 +34,35 @@ namespace detail {
 // their own, queue them here and this loop frees them one by one. A list nested a million deep (a
 // template's loop can build one) would otherwise overflow the stack in its destructor.
 void deferred_delete(void* p, void (*destroy)(void*));
+// Also gives back the bytes the node's render was charged for it (budget.h's hold_bytes).
 template <class T>
 struct DeferredDelete {
+  RenderBudget* charged = nullptr;
+  size_t bytes = 0;
   void operator()(T* p) const {
+    release_bytes(charged, bytes);
     deferred_delete(p, [](void* q) { delete static_cast<T*>(q); });
   }
 };
 }  // namespace detail
 
-// Every list, dict, callable and iteration of a render is made by this (freed without recursion).
+// Every list, dict, callable and iteration of a render is made by this (freed without recursion);
+// `held` bytes are charged to the render while the node lives.
+template <class T, class... A>
+std::shared_ptr<T> make_node_holding(size_t held, A&&... a) {
+  T* p = new T(std::forward<A>(a)...);
+  RenderBudget* charged = nullptr;
+  try {
+    charged = hold_bytes(held);
+  } catch (...) {
+    delete p;
+    throw;
+  }
+  return std::shared_ptr<T>(p, detail::DeferredDelete<T>{charged, held});
+}
 template <class T, class... A>
 std::shared_ptr<T> make_node(A&&... a) {
-  return std::shared_ptr<T>(new T(std::forward<A>(a)...), detail::DeferredDelete<T>{});
+  return make_node_holding<T>(0, std::forward<A>(a)...);
 }
 
 class Value {
@@ -182,6 +201,11 @@ class Object {
   Value key(size_t i) const;
   size_t size() const { return items_.size(); }
   void clear();
+
+  Object() = default;
+  Object(const Object&) = delete;  // it gives back what it was charged, once
+  Object& operator=(const Object&) = delete;
+  ~Object();
   // A namespace() object: the one kind of object `{% set ns.x = ... %}` may change.
   bool is_namespace = false;
 
@@ -192,6 +216,9 @@ class Object {
   std::vector<std::pair<std::string, Value>> items_;
   std::vector<std::shared_ptr<const Value>> other_keys_;  // per item: null for a string key
   std::unordered_map<std::string, size_t> by_name_;        // string key -> item, once indexed
+  RenderBudget* charged_to_ = nullptr;                     // the render its entries are held by
+  size_t charged_ = 0;
+  void hold_entry(size_t bytes);
 };
 
 // What Jinja2's filters and dict methods return instead of a list: a generator (map, select,
