@@ -272,7 +272,7 @@ fi
 
 # Areas of their own (issue 56 on): each file adds its cases with case_in/bad/good/holds.
 for part in "$HERE"/bad_input_*.sh; do
-  [ -e "$part" ] || continue
+  [ -e "$part" ] && [ "$part" != "$HERE/bad_input_test.sh" ] || continue
   source "$part"
 done
 
