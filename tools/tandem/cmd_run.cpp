@@ -63,6 +63,7 @@ Command add_run(CLI::App& app) {
               TANDEM_ASSIGN_OR_RETURN(prompt, chat_prompt_tokens(chat, model->tokenizer(), conv));
             } else if (!o->prompt_ids.empty()) {
               TANDEM_ASSIGN_OR_RETURN(prompt, parse_ids(o->prompt_ids));
+              TANDEM_RETURN_IF_ERROR(model->tokenizer().check_ids(prompt, "--prompt-ids"));
             } else {
               prompt = model->tokenizer().encode(o->prompt, true, true);
             }
