@@ -1,6 +1,7 @@
 #include "core/file_io.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,11 +9,46 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 namespace tandem {
 namespace {
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string errno_text(int err) {
+  // EFBIG: the process's file size limit (RLIMIT_FSIZE, `ulimit -f`), or the file system's largest file.
+  if (err == EFBIG) return "file size limit exceeded: ulimit -f, or the largest file the file system holds";
+  return std::strerror(err);
+}
+
+// A write past RLIMIT_FSIZE raises SIGXFSZ, whose default action ends the process on the spot: no
+// destructor runs and the temporary stays behind as PATH.partial-PID-N. While any output is open
+// the signal is ignored, so that write() fails with EFBIG and the output cleans up and says why.
+// The default comes back when the last output closes, so the process's other writes (stdout) end
+// it as before; a disposition the program chose itself (a handler, SIG_IGN) is left alone.
+std::mutex file_size_signal_mutex;
+int outputs_open = 0;
+bool file_size_signal_ignored = false;
+
+void hold_file_size_signal() {
+  std::lock_guard<std::mutex> lock(file_size_signal_mutex);
+  if (outputs_open++ > 0) return;
+  struct sigaction old {};
+  if (::sigaction(SIGXFSZ, nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) return;
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  file_size_signal_ignored = ::sigaction(SIGXFSZ, &ignore, nullptr) == 0;
+}
+
+void release_file_size_signal() {
+  std::lock_guard<std::mutex> lock(file_size_signal_mutex);
+  if (--outputs_open > 0 || !file_size_signal_ignored) return;
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  ::sigaction(SIGXFSZ, &dfl, nullptr);
+  file_size_signal_ignored = false;
+}
 
 // What a stat mode is, for errors about a file that is not a regular one.
 const char* kind_of(mode_t mode) {
@@ -102,21 +138,26 @@ Result<AtomicOutput> AtomicOutput::create(const std::string& path, const std::st
 }
 
 AtomicOutput::AtomicOutput(std::string path, std::string tmp, std::string what, int fd)
-    : path_(std::move(path)), tmp_(std::move(tmp)), what_(std::move(what)), fd_(fd) {}
+    : path_(std::move(path)), tmp_(std::move(tmp)), what_(std::move(what)), fd_(fd), holds_signal_(true) {
+  hold_file_size_signal();
+}
 
 AtomicOutput::AtomicOutput(AtomicOutput&& o) noexcept
     : path_(std::move(o.path_)),
       tmp_(std::move(o.tmp_)),
       what_(std::move(o.what_)),
       fd_(o.fd_),
-      committed_(o.committed_) {
+      committed_(o.committed_),
+      holds_signal_(o.holds_signal_) {
   o.fd_ = -1;
   o.committed_ = true;  // the moved-from object owns no temporary file
+  o.holds_signal_ = false;
 }
 
 AtomicOutput::~AtomicOutput() {
   if (fd_ >= 0) ::close(fd_);
   if (!committed_) ::unlink(tmp_.c_str());
+  if (holds_signal_) release_file_size_signal();
 }
 
 Status AtomicOutput::fail(const std::string& step, int err) {

@@ -26,7 +26,9 @@ Status check_output_path(const std::string& path, const std::string& what);
 
 // One output written atomically: create() checks the path and opens PATH.partial-PID-N in the
 // target's folder; commit() flushes it to disk and renames it over PATH. Destroying it without a
-// successful commit() removes the temporary file.
+// successful commit() removes the temporary file. A write past the file size limit (`ulimit -f`)
+// fails ("file size limit exceeded") instead of killing the process with SIGXFSZ, which would
+// leave the temporary behind: while an output is open, that signal is ignored.
 class AtomicOutput {
  public:
   static Result<AtomicOutput> create(const std::string& path, const std::string& what);
@@ -46,6 +48,7 @@ class AtomicOutput {
   std::string path_, tmp_, what_;
   int fd_ = -1;
   bool committed_ = false;
+  bool holds_signal_ = false;  // this output counts toward SIGXFSZ being ignored (file_io.cpp)
 };
 
 // create() + write() + commit() of one buffer.

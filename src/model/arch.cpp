@@ -359,8 +359,29 @@ Result<ModelConfig> read_model_config(const gguf::GgufFile& f) {
                            std::to_string(embd->dims[1]) + " rows is too large");
   }
   c.n_vocab = int(embd->dims[1]);
-  // The vocabulary size a converter wrote must agree with the embedding: more tokens than rows
-  // would index past it. Fewer is a padded embedding (rows no token names), which llama.cpp loads.
+  // One row per token, as llama.cpp requires (its n_vocab is the token count, and token_embd and
+  // output must be [dim, n_vocab]). More tokens than rows would index past the embedding; fewer
+  // leave rows the sampler can pick that have no text (a run printing nothing, ids the tokenizer
+  // does not know). Checkpoints whose embedding is padded past their tokenizer (Phi-3's 32064 rows
+  // for Llama 2's 32000 tokens) are converted with the token list padded to match ("<unused..>",
+  // "[PAD..]"), so real files hold to this.
+  if (const gguf::Value* tokens = f.find("tokenizer.ggml.tokens"); tokens && tokens->as_array()) {
+    const size_t n_tokens = tokens->as_array()->items.size();
+    if (n_tokens != size_t(c.n_vocab)) {
+      return InvalidArgument(f.path() + ": tokenizer.ggml.tokens: " + std::to_string(n_tokens) +
+                             " tokens, but token_embd.weight has " + std::to_string(c.n_vocab) +
+                             " rows (one per token)");
+    }
+  }
+  // The output projection makes one logit per token: its rows are the same count.
+  if (const gguf::TensorInfo* out = f.find_tensor("output.weight"); out && out->dims.size() >= 2 &&
+                                                                     out->dims[1] != uint64_t(c.n_vocab)) {
+    return InvalidArgument(f.path() + ": tensor 'output.weight': " + std::to_string(out->dims[1]) +
+                           " rows, but token_embd.weight has " + std::to_string(c.n_vocab) + " (one logit per token)");
+  }
+  // The vocabulary size a converter wrote must agree with the embedding: more than its rows would
+  // index past it. Fewer is a padded embedding (the rows past it hold the padding tokens), which
+  // llama.cpp loads.
   if (f.find(p + "vocab_size")) {
     TANDEM_ASSIGN_OR_RETURN(int64_t declared, f.get_int(p + "vocab_size"));
     if (declared < 1 || declared > int64_t(c.n_vocab)) {

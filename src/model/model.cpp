@@ -117,13 +117,8 @@ Result<std::shared_ptr<Model>> Model::from_gguf(std::shared_ptr<gguf::GgufFile> 
     TANDEM_RETURN_IF_ERROR(b.bind(l.ffn_post_norm, p + "post_ffw_norm.weight", 0, c.dim, c.post_norms));
   }
 
+  // read_model_config() made the token list and token_embd.weight agree (one row per token).
   TANDEM_ASSIGN_OR_RETURN(m->tokenizer_, Tokenizer::from_gguf(f));
-  if (m->tokenizer_->n_vocab() > c.n_vocab) {
-    return InvalidArgument(f.path() + ": tokenizer.ggml.tokens: " +
-                           std::to_string(m->tokenizer_->n_vocab()) +
-                           " tokens but token_embd.weight has " + std::to_string(c.n_vocab) +
-                           " rows");
-  }
   return m;
 }
 

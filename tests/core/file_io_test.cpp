@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -108,6 +110,35 @@ TEST_F(FileIo, InterruptedGgufWriteLeavesNothing) {
         std::_Exit(clean ? 0 : 3);
       },
       ::testing::ExitedWithCode(0), "");
+}
+
+// A write past the file size limit (ulimit -f) raised SIGXFSZ and killed the process mid-write,
+// leaving OUT.partial-PID-0. Now it fails with a clear error, the temporary goes, and the signal's
+// default comes back once no output is open. In a child process: the limit is process-wide.
+class FileSizeLimit : public FileIo {
+ protected:
+  bool writes_fail_cleanly() const {
+    struct rlimit limit {};
+    limit.rlim_cur = 16384;
+    limit.rlim_max = RLIM_INFINITY;
+    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) return false;
+    const Status plain = write_file_atomically(path("out.bin"), std::string(65536, 'x'), "the output");
+    gguf::GgufWriter w;
+    w.add_tensor("t", {65536}, DType::F32, [](uint8_t*, size_t) {});
+    const Status gguf = w.write(path("model.gguf"));
+    struct sigaction after {};
+    ::sigaction(SIGXFSZ, nullptr, &after);
+    const bool clean =
+        !plain.ok() && plain.message().find("out.bin: writing the output failed (file size limit exceeded") != std::string::npos &&
+        !gguf.ok() && gguf.message().find("model.gguf: writing the GGUF file failed (file size limit exceeded") != std::string::npos &&
+        others("") == 0 && after.sa_handler == SIG_DFL;
+    if (!clean) std::fprintf(stderr, "%s | %s | %d left\n", plain.message().c_str(), gguf.message().c_str(), others(""));
+    return clean;
+  }
+};
+
+TEST_F(FileSizeLimit, AWritePastItFailsAndLeavesNothing) {
+  EXPECT_EXIT(std::_Exit(writes_fail_cleanly() ? 0 : 3), ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

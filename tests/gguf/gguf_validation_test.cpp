@@ -318,6 +318,61 @@ TEST(GgufValidation, DuplicateTensorName) {
   EXPECT_TRUE(FailsWith(b, "tensor 'w'", {"duplicate tensor name", "(tensor #0 and #1)"}));
 }
 
+// Tensors whose data share bytes: each must end before the next (by offset) begins.
+TEST(GgufValidation, TwoTensorsAtOneOffset) {
+  GgufBytes b;
+  b.header(2, 0).tensor_info("a", {8}, kF32, 0).tensor_info("b", {8}, kF32, 0).pad_to(32).zeros(32);
+  EXPECT_TRUE(FailsWith(b, "tensors 'a' and 'b'", {"both start at offset"}));
+}
+
+TEST(GgufValidation, ATensorWhoseDataRunsIntoTheNext) {
+  // 'a' was f32 [8] (32 bytes); retyped as f32 [16] its 64 bytes run 32 into 'b'.
+  GgufBytes b;
+  b.header(2, 0).tensor_info("a", {16}, kF32, 0).tensor_info("b", {8}, kF32, 32).pad_to(32);
+  const std::string a_start = std::to_string(b.size());
+  b.zeros(64);
+  EXPECT_TRUE(FailsWith(b, "tensor 'a'",
+                        {"data [offset " + a_start + ", 64 bytes: f32 [16]] runs 32 bytes into tensor 'b' (at offset " +
+                         std::to_string(std::stoull(a_start) + 32) + ")"}));
+}
+
+TEST(GgufValidation, OverlapsAreFoundWhateverTheOrderOfTheInfos) {
+  // Listed last but stored first: 'late' (q4_0, 64 elements = 36 bytes) runs into 'early' at 32.
+  GgufBytes b;
+  b.header(3, 0)
+      .tensor_info("early", {8}, kF32, 32)
+      .tensor_info("end", {8}, kF32, 64)
+      .tensor_info("late", {64}, kQ4_0, 0)
+      .pad_to(32)
+      .zeros(96);
+  EXPECT_TRUE(FailsWith(b, "tensor 'late'", {"runs 4 bytes into tensor 'early'"}));
+}
+
+TEST(GgufValidation, ATensorInsideAnother) {
+  GgufBytes b;
+  b.header(3, 0)
+      .tensor_info("big", {32}, kF32, 0)
+      .tensor_info("inside", {8}, kF32, 32)
+      .tensor_info("after", {8}, kF32, 128)
+      .pad_to(32)
+      .zeros(160);
+  EXPECT_TRUE(FailsWith(b, "tensor 'big'", {"runs 96 bytes into tensor 'inside'"}));
+}
+
+TEST(GgufValidation, TensorsOutOfOrderOrWithGapsButApartAreRead) {
+  // ggml insists on its writer's packing; tandem only on each tensor's bytes being its own.
+  GgufBytes b;
+  b.header(3, 0)
+      .tensor_info("c", {8}, kF32, 128)
+      .tensor_info("a", {8}, kF32, 0)
+      .tensor_info("b", {32}, kQ4_0, 32)  // 18 bytes, then padding to 64
+      .pad_to(32)
+      .zeros(160);
+  auto r = b.parse();
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)->tensors().size(), 3u);
+}
+
 TEST(GgufValidation, TruncatedTensorInfoFields) {
   // Cut the tensor info after each of its fields: n_dims, a dim, the type, the offset.
   struct Cut {

@@ -90,6 +90,48 @@ TEST(ModelLoad, KvHeadsThatDoNotDivideHeadsAreRejected) {
   EXPECT_NE(e.find("3"), std::string::npos) << e;
 }
 
+// One row of token_embd.weight (and of output.weight) per token, as llama.cpp requires: fewer tokens
+// than rows once loaded, and `run` printed nothing (rows past the list have no text).
+TEST(ModelLoad, FewerTokensThanEmbeddingRowsAreRefused) {
+  const std::string p = rewrite(testing::small_model_path(Arch::kLlama, DType::F32), "ten-tokens", [](auto& meta, auto&) {
+    for (auto& [k, v] : meta) {
+      if (k != "tokenizer.ggml.tokens" && k != "tokenizer.ggml.scores" && k != "tokenizer.ggml.token_type") continue;
+      gguf::Array cut = *v.as_array();
+      cut.items.resize(10);
+      v = gguf::Value{std::move(cut)};
+    }
+  });
+  const std::string e = load_error(p);
+  EXPECT_NE(e.find("ten-tokens.gguf: tokenizer.ggml.tokens: 10 tokens, but token_embd.weight has 32000 rows"),
+            std::string::npos)
+      << e;
+}
+
+TEST(ModelLoad, MoreTokensThanEmbeddingRowsAreRefused) {
+  const std::string p = rewrite(testing::small_model_path(Arch::kLlama, DType::F32, true), "short-embd", [](auto& meta, auto& t) {
+    for (auto& x : t)
+      if (x.name == "token_embd.weight") x.dims = {64, 31000};
+    for (auto& [k, v] : meta)
+      if (k == "llama.vocab_size") v = gguf::Value{uint32_t(31000)};
+  });
+  const std::string e = load_error(p);
+  EXPECT_NE(e.find("tokenizer.ggml.tokens: 32000 tokens, but token_embd.weight has 31000 rows"), std::string::npos) << e;
+}
+
+TEST(ModelLoad, OutputRowsOtherThanTheTokensAreRefused) {
+  for (const uint64_t rows : {31968u, 32064u}) {
+    const std::string p = rewrite(testing::small_model_path(Arch::kLlama, DType::F32), "output-" + std::to_string(rows),
+                                  [rows](auto&, auto& t) {
+                                    for (auto& x : t)
+                                      if (x.name == "output.weight") x.dims = {64, rows};
+                                  });
+    const std::string e = load_error(p);
+    EXPECT_NE(e.find("tensor 'output.weight': " + std::to_string(rows) + " rows, but token_embd.weight has 32000"),
+              std::string::npos)
+        << e;
+  }
+}
+
 TEST(ModelLoad, TiedEmbeddingsWhenOutputIsAbsent) {
   auto tied = testing::load_or_die(testing::small_model_path(Arch::kLlama, DType::Q8_0, true));
   ASSERT_TRUE(tied);

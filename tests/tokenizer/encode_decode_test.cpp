@@ -217,5 +217,19 @@ TEST(Pieces, ByteLevelBpeMapsBack) {
   EXPECT_EQ(t->token_to_piece(50256, false), "");
 }
 
+// Ids a user gives (run --prompt-ids, a server prompt array) are checked against the vocabulary
+// before anything decodes or embeds them; the error names where they came from.
+TEST(Ids, OutsideTheVocabularyAreNamedWithItsSize) {
+  const Tokenizer* t = load_vocab("llama-spm");
+  ASSERT_NE(t, nullptr);
+  const std::vector<TokenId> good = {0, 1, 31999};
+  EXPECT_TRUE(t->check_ids(good, "--prompt-ids").ok());
+  const std::vector<TokenId> past = {1, 32000, 5};
+  EXPECT_EQ(t->check_ids(past, "--prompt-ids").message(),
+            "--prompt-ids: 32000 is outside the vocabulary of 32000 tokens (0..31999)");
+  const std::vector<TokenId> negative = {-1};
+  EXPECT_EQ(t->check_ids(negative, "prompt").message(), "prompt: -1 is outside the vocabulary of 32000 tokens (0..31999)");
+}
+
 }  // namespace
 }  // namespace tandem::testing

@@ -10,6 +10,7 @@
 #include "tools/tandem/bench_stats.h"
 #include "tools/tandem/execution_report_view.h"
 #include "tools/tandem/model_options.h"
+#include "tools/tandem/numeric_options.h"
 #include "tools/tandem/session_factory.h"
 #include "tools/tandem/progress_bar.h"
 
@@ -172,12 +173,12 @@ Command add_bench(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("bench", "Measure prompt processing (ppN) and generation (tgN) speed");
   o->model.add_to(sub);
   o->bench.devices.add_to(sub);
-  sub->add_option("-p,--n-prompt", o->bench.n_prompt, "prompt tokens (ppN; 0: skip), 0..1048576")->check(CLI::Range(0, 1 << 20))->capture_default_str();
-  sub->add_option("-n,--n-gen", o->bench.n_gen, "generated tokens (tgN; 0: skip), 0..1048576")->check(CLI::Range(0, 1 << 20))->capture_default_str();
+  sub->add_option("-p,--n-prompt", o->bench.n_prompt, "prompt tokens (ppN; 0: skip), 0..1048576")->transform(integer_in(0, 1 << 20))->capture_default_str();
+  sub->add_option("-n,--n-gen", o->bench.n_gen, "generated tokens (tgN; 0: skip), 0..1048576")->transform(integer_in(0, 1 << 20))->capture_default_str();
   sub->add_option("-d,--n-depth", o->bench.depth, "tokens in the KV cache before each test (prompt processed untimed), 0..1048576")
-      ->check(CLI::Range(0, 1 << 20))
+      ->transform(integer_in(0, 1 << 20))
       ->capture_default_str();
-  sub->add_option("-r,--repetitions", o->bench.reps, "measured repetitions after one warm-up, 1..1000")->check(CLI::Range(1, 1000))->capture_default_str();
+  sub->add_option("-r,--repetitions", o->bench.reps, "measured repetitions after one warm-up, 1..1000")->transform(integer_in(1, 1000))->capture_default_str();
   sub->add_flag("--json", o->json, "print one JSON object");
   return {sub, [o]() -> Status {
             TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<Model> model, Model::load(o->model.model));

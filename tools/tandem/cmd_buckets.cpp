@@ -9,6 +9,7 @@
 #include "buckets/layer_latency.h"
 #include "model/gen_model.h"
 #include "tools/tandem/commands.h"
+#include "tools/tandem/numeric_options.h"
 
 namespace tandem::cli {
 
@@ -24,12 +25,12 @@ Command add_buckets(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("buckets", "Choose static-shape length buckets for a length distribution");
   sub->add_option("--lengths", o->lengths, "heavy-tail | uniform:LO-HI | pareto:SHAPE:LO-HI | a histogram file ('length weight' lines)")
       ->capture_default_str();
-  sub->add_option("--count", o->count, "at most this many buckets, 1..64")->check(CLI::Range(1, 64))->capture_default_str();
-  sub->add_option("--granularity", o->granularity, "candidate boundaries are multiples of this, 1..65536")->check(CLI::Range(1, 65536))->capture_default_str();
+  sub->add_option("--count", o->count, "at most this many buckets, 1..64")->transform(integer_in(1, 64))->capture_default_str();
+  sub->add_option("--granularity", o->granularity, "candidate boundaries are multiples of this, 1..65536")->transform(integer_in(1, 65536))->capture_default_str();
   sub->add_option("--target", o->target, "NPU target JSON (default: data/npu/hexagon-v75.json)");
   sub->add_option("--model-preset", o->preset, "model whose decoder layer the latency proxy times")->capture_default_str();
-  sub->add_option("--variant-cost-ms", o->variant_ms, "objective cost per bucket (code size, compile, cache), 0..1e9")->check(CLI::Range(0.0, 1e9))->capture_default_str();
-  sub->add_option("--padding-cost-ms", o->padding_ms, "objective cost per padded token beyond its latency, 0..1e9")->check(CLI::Range(0.0, 1e9))->capture_default_str();
+  sub->add_option("--variant-cost-ms", o->variant_ms, "objective cost per bucket (code size, compile, cache), 0..1e9")->transform(real_in({0, 1e9}))->capture_default_str();
+  sub->add_option("--padding-cost-ms", o->padding_ms, "objective cost per padded token beyond its latency, 0..1e9")->transform(real_in({0, 1e9}))->capture_default_str();
   sub->add_flag("--json", o->json, "print JSON");
   return {sub, [o]() -> Status {
             if (o->granularity < 1 || o->granularity > 65536) return InvalidArgument("--granularity: must be in 1..65536");

@@ -8,6 +8,7 @@
 #include "tools/tandem/commands.h"
 #include "tools/tandem/line_reader.h"
 #include "tools/tandem/model_options.h"
+#include "tools/tandem/numeric_options.h"
 #include "tools/tandem/sampling_options.h"
 #include "tools/tandem/session_factory.h"
 
@@ -52,7 +53,7 @@ Command add_chat(CLI::App& app) {
   sub->add_option("--template", o->chat_template,
                   "a named template of the file (tokenizer.chat_template.NAME) or a .jinja file");
   sub->add_option("-n,--n-predict", o->n_predict, "tokens per reply at most, -1..2^31 (-1: until the end of the turn)")
-      ->check(CLI::Range(-1, INT_MAX))
+      ->transform(integer_at_least(-1))
       ->capture_default_str();
   sub->add_flag("--context-shift", o->context_shift,
                 "when the conversation fills the context, drop its oldest turns (the system message stays) "

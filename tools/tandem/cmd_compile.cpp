@@ -20,6 +20,7 @@
 #include "report/edgellm_report.h"
 #include "runtime/partition.h"
 #include "tools/tandem/commands.h"
+#include "tools/tandem/numeric_options.h"
 #include "tools/tandem/progress_bar.h"
 
 namespace tandem::cli {
@@ -116,16 +117,16 @@ Command add_compile(CLI::App& app) {
   sub->add_option("--buckets", o->buckets, "prefill length buckets: auto (optimized for --lengths) or a list 128,512,...")
       ->capture_default_str();
   sub->add_option("--lengths", o->lengths, "length distribution for --buckets auto (see tandem buckets)")->capture_default_str();
-  sub->add_option("--bucket-count", o->bucket_count, "buckets for --buckets auto, 1..64")->check(CLI::Range(1, 64))->capture_default_str();
+  sub->add_option("--bucket-count", o->bucket_count, "buckets for --buckets auto, 1..64")->transform(integer_in(1, 64))->capture_default_str();
   sub->add_option("--power-levels", o->power, "power levels: max and/or NPU caps in watts, e.g. max,1.5W")->capture_default_str();
   sub->add_option("--precisions", o->precisions, "weight formats to compile (f16,q8_0,q4_0; default: the model's, presets q4_0)");
   sub->add_option("--plan", o->plan,
                   "a solver plan (tandem plan -o): also compile the NPU's slice of every weight split it uses, so "
                   "`run --plan` binds compiled programs for them");
-  sub->add_option("--validate-rows", o->validate_rows, "rows per edge check compared with the reference, 1..65536")->check(CLI::Range(1, 65536))->capture_default_str();
+  sub->add_option("--validate-rows", o->validate_rows, "rows per edge check compared with the reference, 1..65536")->transform(integer_in(1, 65536))->capture_default_str();
   sub->add_flag("--no-validate", o->no_validate, "skip the differential validation");
   sub->add_option("-j,--jobs", o->jobs, "threads checking and timing programs while the next variant compiles, 0..256 (0: one per core)")
-      ->check(CLI::Range(0, 256))
+      ->transform(integer_in(0, 256))
       ->capture_default_str();
   sub->add_flag("--no-decode", o->no_decode, "prefill variants only");
   sub->add_flag("--fuse-clusters", o->fuse,
@@ -140,7 +141,7 @@ Command add_compile(CLI::App& app) {
   sub->add_flag("--report", o->report,
                 "instead of compiling: EdgeLLM-MLIR's tables on this compiler's cost model (TCM 4/8/16/32 MB, "
                 "fusion strategies, buckets, ablations) into -o DIR");
-  sub->add_option("--report-rows", o->report_rows, "prefill rows of the report's per-layer table, 1..65536")->check(CLI::Range(1, 65536))->capture_default_str();
+  sub->add_option("--report-rows", o->report_rows, "prefill rows of the report's per-layer table, 1..65536")->transform(integer_in(1, 65536))->capture_default_str();
   sub->add_option("-o,--out", o->out, "compile cache directory")->required();
   return {sub, [o]() -> Status {
             if (o->report) {

@@ -2,13 +2,14 @@
 
 #include "devices/registry.h"
 #include "tools/tandem/commands.h"
+#include "tools/tandem/numeric_options.h"
 
 namespace tandem::cli {
 
 Command add_devices(CLI::App& app) {
   auto threads = std::make_shared<int>(default_threads());
   CLI::App* sub = app.add_subcommand("devices", "List the devices tandem can run on, with their capabilities");
-  sub->add_option("-t,--threads", *threads, "CPU threads, 1..1024")->check(CLI::Range(1, 1024));
+  sub->add_option("-t,--threads", *threads, "CPU threads, 1..1024")->transform(integer_in(1, 1024));
   return {sub, [threads]() -> Status {
             std::printf("| %-7s | %-4s | %-9s | %-14s | %-5s | %s\n", "device", "kind", "available", "shapes",
                         "async", "detail");

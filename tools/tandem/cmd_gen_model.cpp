@@ -3,6 +3,7 @@
 #include "core/interrupt.h"
 #include "model/gen_model.h"
 #include "tools/tandem/commands.h"
+#include "tools/tandem/numeric_options.h"
 #include "tools/tandem/progress_bar.h"
 
 namespace tandem::cli {
@@ -21,22 +22,22 @@ Command add_gen_model(CLI::App& app) {
   auto* arch = sub->add_option("--arch", o->arch, "llama | qwen2 | qwen3 | phi3 | gemma2 | gemma3 (custom shape)");
   // The shape options: a custom shape with --arch, or what they name replaced in a --preset's
   // (a small model with a preset's architecture and vocabulary, e.g. phi3-mini's 32064 tokens).
-  sub->add_option("--dim", o->dim, "embedding size, 1..65536")->check(CLI::Range(1, 65536));
-  sub->add_option("--layers", o->layers, "transformer blocks, 1..1024")->check(CLI::Range(1, 1024));
-  sub->add_option("--heads", o->heads, "attention heads, 1..1024")->check(CLI::Range(1, 1024));
-  sub->add_option("--kv-heads", o->kv_heads, "key/value heads (grouped-query attention), 1..1024")->check(CLI::Range(1, 1024));
-  sub->add_option("--ffn", o->ffn, "feed-forward size, 1..1048576")->check(CLI::Range(1, 1 << 20));
-  sub->add_option("--head-dim", o->head_dim, "size of one attention head, 1..4096 (default: dim / heads)")->check(CLI::Range(1, 4096));
-  sub->add_option("--ctx", o->ctx, "context length written to the file, 1..1048576")->check(CLI::Range(1, 1 << 20))->capture_default_str();
-  sub->add_option("--sliding-window", o->window, "gemma2/gemma3: keys a local layer sees, 1..1048576 (default: gemma2 4096, gemma3 none)")->check(CLI::Range(1, 1 << 20));
-  sub->add_option("--longrope-original-ctx", o->longrope, "phi3: write LongRoPE factors for this original context, 1..1048576 (below --ctx)")->check(CLI::Range(1, 1 << 20));
-  sub->add_option("--swa-period", o->swa_period, "gemma2/gemma3: of every N layers the last is global, 1..1024 (default: 2 / 6)")->check(CLI::Range(1, 1024));
+  sub->add_option("--dim", o->dim, "embedding size, 1..65536")->transform(integer_in(1, 65536));
+  sub->add_option("--layers", o->layers, "transformer blocks, 1..1024")->transform(integer_in(1, 1024));
+  sub->add_option("--heads", o->heads, "attention heads, 1..1024")->transform(integer_in(1, 1024));
+  sub->add_option("--kv-heads", o->kv_heads, "key/value heads (grouped-query attention), 1..1024")->transform(integer_in(1, 1024));
+  sub->add_option("--ffn", o->ffn, "feed-forward size, 1..1048576")->transform(integer_in(1, 1 << 20));
+  sub->add_option("--head-dim", o->head_dim, "size of one attention head, 1..4096 (default: dim / heads)")->transform(integer_in(1, 4096));
+  sub->add_option("--ctx", o->ctx, "context length written to the file, 1..1048576")->transform(integer_in(1, 1 << 20))->capture_default_str();
+  sub->add_option("--sliding-window", o->window, "gemma2/gemma3: keys a local layer sees, 1..1048576 (default: gemma2 4096, gemma3 none)")->transform(integer_in(1, 1 << 20));
+  sub->add_option("--longrope-original-ctx", o->longrope, "phi3: write LongRoPE factors for this original context, 1..1048576 (below --ctx)")->transform(integer_in(1, 1 << 20));
+  sub->add_option("--swa-period", o->swa_period, "gemma2/gemma3: of every N layers the last is global, 1..1024 (default: 2 / 6)")->transform(integer_in(1, 1024));
   sub->add_flag("--tied", o->tied, "no output.weight: logits reuse token_embd.weight");
   preset->excludes(arch);
   sub->add_option("--vocab", o->vocab, "GGUF whose tokenizer is copied (default: the built-in Llama SentencePiece vocabulary)");
   sub->add_option("--type", o->type, "one type for every matrix (f32 | f16 | bf16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | q2_k | q3_k | q4_k | q5_k | q6_k | iq4_nl | iq4_xs) or a llama-quantize mix (q4_k_m | q4_k_s | q5_k_m | q5_k_s | q3_k_m | q3_k_s | q3_k_l | q2_k)")->capture_default_str();
-  sub->add_option("--seed", o->seed, "random seed, 0..2^64-1")->check(CLI::NonNegativeNumber)->capture_default_str();
-  sub->add_option("-t,--threads", o->threads, "threads for drawing and quantizing, 1..1024")->check(CLI::Range(1, 1024))->capture_default_str();
+  sub->add_option("--seed", o->seed, "random seed, 0..2^64-1")->transform(any_uint64())->capture_default_str();
+  sub->add_option("-t,--threads", o->threads, "threads for drawing and quantizing, 1..1024")->transform(integer_in(1, 1024))->capture_default_str();
   sub->add_option("-o,--output", o->out, "output GGUF file")->required();
   return {sub, [o, sub]() -> Status {
             GenModelOptions g;

@@ -9,6 +9,7 @@
 
 #include "core/file_io.h"
 #include "planner/plan.h"
+#include "tools/tandem/numeric_options.h"
 #include "tools/tandem/planner_options.h"
 #include "tools/tandem/progress_bar.h"
 #include "tools/tandem/session_factory.h"
@@ -45,8 +46,8 @@ Command add_plan(CLI::App& app) {
   soc->excludes(db);
   o->shapes.add_to(sub);
   sub->add_option("--op", o->op, "one matmul: weight OUTxIN (with --seq)");
-  sub->add_option("--seq", o->seq, "activation length N for --op, 1..1048576")->check(CLI::Range(1, 1 << 20));
-  sub->add_option("--max-len", o->max_len, "plan lengths 1..this (this in 1..1048576)")->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  sub->add_option("--seq", o->seq, "activation length N for --op, 1..1048576")->transform(integer_in(1, 1 << 20));
+  sub->add_option("--max-len", o->max_len, "plan lengths 1..this (this in 1..1048576)")->transform(integer_in(1, 1 << 20))->capture_default_str();
   sub->add_option("--sync", o->sync, "fast | blocking: the handoff cost the solver charges")->capture_default_str();
   sub->add_option("--standard-lengths", o->standard_lengths, "NPU static lengths (with --soc)")->capture_default_str();
   sub->add_option("-o,--output", o->out, "write the plan as JSON");

@@ -12,6 +12,7 @@
 #include "devices/registry.h"
 #include "planner/device_profiler.h"
 #include "runtime/device_roles.h"
+#include "tools/tandem/numeric_options.h"
 #include "tools/tandem/planner_options.h"
 #include "tools/tandem/progress_bar.h"
 #include "tools/tandem/session_factory.h"
@@ -70,8 +71,8 @@ Command add_profile(CLI::App& app) {
   soc->excludes(dev);
   o->shapes.add_to(sub);
   sub->add_option("--standard-lengths", o->standard_lengths, "NPU static sequence lengths")->capture_default_str();
-  sub->add_option("--reps", o->reps, "timed runs per point on real devices (the fastest counts), 1..1000")->check(CLI::Range(1, 1000))->capture_default_str();
-  sub->add_option("-t,--threads", o->threads, "threads for the devices, 0..1024 (0: all cores)")->check(CLI::Range(0, 1024));
+  sub->add_option("--reps", o->reps, "timed runs per point on real devices (the fastest counts), 1..1000")->transform(integer_in(1, 1000))->capture_default_str();
+  sub->add_option("-t,--threads", o->threads, "threads for the devices, 0..1024 (0: all cores)")->transform(integer_in(0, 1024));
   sub->add_option("--soc-out", o->soc_out, "with --devices: also write this machine as a SoC description (e.g. data/soc/host.json)");
   sub->add_option("-o,--output", o->out, "cost DB to write")->required();
   return {sub, [o]() -> Status {

@@ -4,6 +4,7 @@
 #include "model/quantize/quantize.h"
 #include "model/quantize/quantize_rules.h"
 #include "tools/tandem/commands.h"
+#include "tools/tandem/numeric_options.h"
 #include "tools/tandem/progress_bar.h"
 
 namespace tandem::cli {
@@ -23,7 +24,7 @@ Command add_quantize(CLI::App& app) {
                                         quantize_target_names())
       ->required();
   sub->add_flag("--pure", o->pure, "every 2-D weight in TYPE (no mix upgrades; 1-D tensors stay as they are)");
-  sub->add_option("-t,--threads", o->threads, "threads for quantizing, 1..1024")->check(CLI::Range(1, 1024))->capture_default_str();
+  sub->add_option("-t,--threads", o->threads, "threads for quantizing, 1..1024")->transform(integer_in(1, 1024))->capture_default_str();
   return {sub, [o]() -> Status {
             ProgressBar bar("quantize " + o->type);
             QuantizeOptions q;

@@ -5,6 +5,7 @@
 
 #include "report/heteroinfer_report.h"
 #include "tools/tandem/commands.h"
+#include "tools/tandem/numeric_options.h"
 #include "tools/tandem/progress_bar.h"
 
 namespace tandem::cli {
@@ -45,7 +46,7 @@ Command add_report(CLI::App& app) {
   sub->add_option("--prefill-lengths", o->prefill, "prompt lengths of the prefill sweep")->capture_default_str();
   sub->add_option("--dynamic-lengths", o->dynamic, "non-standard lengths of the dynamic-length comparison")->capture_default_str();
   sub->add_option("--models", o->models, "decode models (presets; the first is the main model)")->capture_default_str();
-  sub->add_option("--gen", o->gen, "decode tokens, 1..100000")->check(CLI::Range(1, 100000))->capture_default_str();
+  sub->add_option("--gen", o->gen, "decode tokens, 1..100000")->transform(integer_in(1, 100000))->capture_default_str();
   sub->add_flag("--no-sensitivity", o->no_sensitivity, "skip the which-inputs-drive-it reruns");
   return {sub, [o]() -> Status {
             if (o->which != "heteroinfer") return InvalidArgument("report: '" + o->which + "' is not a known report (heteroinfer)");

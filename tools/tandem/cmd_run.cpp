@@ -5,6 +5,7 @@
 #include "runtime/session.h"
 #include "tools/tandem/execution_report_view.h"
 #include "tools/tandem/model_options.h"
+#include "tools/tandem/numeric_options.h"
 #include "tools/tandem/sampling_options.h"
 #include "chat/chat_session.h"
 #include "tools/tandem/session_factory.h"
@@ -29,7 +30,7 @@ Command add_run(CLI::App& app) {
   auto* ids = sub->add_option("--prompt-ids", o->prompt_ids, "prompt as token ids, e.g. \"1 2 3\"");
   p->excludes(ids);
   sub->add_option("-n,--n-predict", o->n_predict, "tokens to generate, >= 0 (at most what the context leaves)")
-      ->check(CLI::NonNegativeNumber)
+      ->transform(integer_at_least(0))
       ->capture_default_str();
   add_sampler_options(sub, o->sampler);
   sub->add_flag("--chat", o->chat,
@@ -62,6 +63,7 @@ Command add_run(CLI::App& app) {
               TANDEM_ASSIGN_OR_RETURN(prompt, chat_prompt_tokens(chat, model->tokenizer(), conv));
             } else if (!o->prompt_ids.empty()) {
               TANDEM_ASSIGN_OR_RETURN(prompt, parse_ids(o->prompt_ids));
+              TANDEM_RETURN_IF_ERROR(model->tokenizer().check_ids(prompt, "--prompt-ids"));
             } else {
               prompt = model->tokenizer().encode(o->prompt, true, true);
             }

@@ -13,6 +13,7 @@
 #include "server/http_server.h"
 #include "tools/tandem/commands.h"
 #include "tools/tandem/model_options.h"
+#include "tools/tandem/numeric_options.h"
 #include "tools/tandem/sampling_options.h"
 #include "tools/tandem/session_factory.h"
 
@@ -47,15 +48,15 @@ Command add_serve(CLI::App& app) {
   sub->add_option("--host", o->server.host, "address to listen on (127.0.0.1: this machine only)")
       ->capture_default_str();
   sub->add_option("--port", o->server.port, "port, 0..65535 (0: any free port; the line 'listening on' says which)")
-      ->check(CLI::Range(0, 65535))
+      ->transform(integer_in(0, 65535))
       ->capture_default_str();
   sub->add_option("--slots", o->slots,
                   "requests generated at once, 1..256, each with a KV cache of -c tokens; more requests queue")
-      ->check(CLI::Range(1, 256))
+      ->transform(integer_in(1, 256))
       ->capture_default_str();
   sub->add_option("-b,--batch", o->batch,
                   "tokens per forward pass (decode rows of all slots, then prompt chunks), 1..4096")
-      ->check(CLI::Range(1, 4096))
+      ->transform(integer_in(1, 4096))
       ->capture_default_str();
   sub->add_option("--api-key", o->server.api_key,
                   "require 'Authorization: Bearer KEY' on /v1 and /metrics (also TANDEM_API_KEY)");
@@ -63,7 +64,7 @@ Command add_serve(CLI::App& app) {
   sub->add_option("--template", o->chat_template,
                   "a named template of the file (tokenizer.chat_template.NAME) or a .jinja file");
   sub->add_option("--http-threads", o->server.http_threads, "connections served at once, 1..4096 (0: 4 per slot + 16)")
-      ->check(CLI::Range(0, 4096));
+      ->transform(integer_in(0, 4096));
   add_sampler_options(sub, o->sampler);
   o->seed = sub->get_option("--seed");
   o->seed->description("sampling seed of requests that give none, 0..2^64-1 (default: a random one per request)");

@@ -8,6 +8,7 @@
 
 #include "model/gen_model.h"
 #include "tools/tandem/commands.h"
+#include "tools/tandem/numeric_options.h"
 #include "tools/tandem/session_factory.h"
 #include "tools/tandem/simulation.h"
 
@@ -25,12 +26,12 @@ Command add_simulate(CLI::App& app) {
   auto* p = sub->add_option("--model-preset", o->preset, "model shape without weights: llama3-8b llama3.2-3b internlm2-1.8b llama2-7b ...");
   auto* m = sub->add_option("-m,--model", o->model, "GGUF file whose shapes to simulate");
   p->excludes(m);
-  sub->add_option("--prompt", o->q.prompt, "prompt tokens (one prefill), 0..1048576")->check(CLI::Range(0, 1 << 20))->capture_default_str();
-  sub->add_option("--gen", o->q.gen, "generated tokens (decode steps), 0..1048576")->check(CLI::Range(0, 1 << 20))->capture_default_str();
+  sub->add_option("--prompt", o->q.prompt, "prompt tokens (one prefill), 0..1048576")->transform(integer_in(0, 1 << 20))->capture_default_str();
+  sub->add_option("--gen", o->q.gen, "generated tokens (decode steps), 0..1048576")->transform(integer_in(0, 1 << 20))->capture_default_str();
   sub->add_option("--strategy", o->q.strategy,
                   "plan (the solver's, profiled on the SoC model and solved now) or a fixed partition strategy (as for run/bench)")
       ->capture_default_str();
-  sub->add_option("--ratio", o->q.ratio, "GPU share of weight rows for weight-centric and hybrid, 0..1")->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  sub->add_option("--ratio", o->q.ratio, "GPU share of weight rows for weight-centric and hybrid, 0..1")->transform(real_in({0, 1}))->capture_default_str();
   sub->add_option("--standard-lengths", o->q.standard_lengths,
                   std::string("NPU static sequence lengths (default: the compile cache's buckets with --npu-cache, else ") +
                       kDefaultStandardLengths + ")");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tools/tandem/commands.h"
+#include "tools/tandem/numeric_options.h"
 #include "model/gguf/gguf.h"
 #include "model/model.h"
 #include "model/tokenizer/tokenizer.h"
@@ -22,9 +23,9 @@ struct ModelOptions {
   void add_to(CLI::App* sub, bool model_required = true) {
     auto* m = sub->add_option("-m,--model", model, "GGUF model file");
     if (model_required) m->required();
-    sub->add_option("-t,--threads", threads, "CPU threads, 1..1024")->check(CLI::Range(1, 1024))->capture_default_str();
+    sub->add_option("-t,--threads", threads, "CPU threads, 1..1024")->transform(integer_in(1, 1024))->capture_default_str();
     sub->add_option("-c,--ctx-size", context, "context length in tokens, 0..1048576 (0: the model's, at most 4096)")
-        ->check(CLI::Range(0, 1 << 20));
+        ->transform(integer_in(0, 1 << 20));
     auto* map = sub->add_flag_callback(
         "--mmap", [] { gguf::set_default_residency(gguf::Residency::kMap); },
         "map the model file (lazy, shared with the page cache) even where its weights are f32/f16/bf16, "

@@ -1,3 +1,4 @@
+#include "tools/tandem/numeric_options.h"
 #include "tools/tandem/session_factory.h"
 
 #include <algorithm>
@@ -29,7 +30,7 @@ void DeviceOptions::add_to(CLI::App* sub) {
                   "shapes in ~/.cache/tandem/profiles) or a fixed one: gpu-only npu-only layer weight-centric "
                   "activation-centric multi-tensor hybrid padding online-prepare npu-pipe")
       ->capture_default_str();
-  sub->add_option("--ratio", ratio, "GPU share of weight rows for weight-centric and hybrid, 0..1")->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  sub->add_option("--ratio", ratio, "GPU share of weight rows for weight-centric and hybrid, 0..1")->transform(real_in({0, 1}))->capture_default_str();
   sub->add_option("--standard-lengths", standard_lengths,
                   std::string("NPU static sequence lengths (default: the compile cache's buckets with --npu-cache, else ") +
                       kDefaultStandardLengths + ")");

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "model/gguf/byte_cursor.h"
 #include "model/gguf/ggml_type_names.h"
@@ -33,6 +34,12 @@ std::string hex_bytes(const uint8_t* p, size_t n) {
 }
 
 std::string tensor_field(std::string_view name) { return str_cat("tensor '", printable(name), "'"); }
+
+std::string shape_text(const TensorInfo& t) {
+  std::string s = "[";
+  for (size_t i = 0; i < t.dims.size(); ++i) s += str_cat(i ? ", " : "", t.dims[i]);
+  return s + "]";
+}
 
 // One parse: the cursor, and how to phrase failures as `FILE: FIELD: problem (value)`.
 class Parser {
@@ -67,6 +74,37 @@ class Parser {
   const std::string& file_name_;
   ByteCursor cursor_;
 };
+
+// Every tensor's bytes are its own: sorted by where their data starts, each tensor must end before
+// the next begins. A file whose tensors share bytes (two at one offset, or one whose type or shape
+// was changed so that its data runs into the next) would hand one tensor's bytes to another's
+// kernel, a silently wrong model. ggml goes further and requires the writer's exact layout (each
+// offset the running sum of the padded sizes); gaps and another order are harmless, so tandem
+// reads them. Ranges are file offsets [start, end), already checked to lie inside the file.
+Status check_no_overlap(const Parser& p, const std::vector<TensorInfo>& tensors, uint64_t data_offset) {
+  std::vector<size_t> order(tensors.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  // Stable: tensors at one offset are named in the order the file lists them.
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return tensors[a].offset < tensors[b].offset; });
+  for (size_t k = 1; k < order.size(); ++k) {
+    const TensorInfo& a = tensors[order[k - 1]];
+    const TensorInfo& b = tensors[order[k]];
+    const uint64_t a_start = data_offset + a.offset, b_start = data_offset + b.offset;
+    if (a_start == b_start) {
+      return p.fail(str_cat("tensors '", printable(a.name), "' and '", printable(b.name), "'"),
+                    str_cat("both start at offset ", a_start, " (each tensor's data must be its own)"));
+    }
+    const uint64_t a_end = a_start + a.n_bytes;  // no overflow: at most the file size
+    if (a_end > b_start) {
+      return p.fail(tensor_field(a.name),
+                    str_cat("data [offset ", a_start, ", ", a.n_bytes, " bytes: ", dtype_name(a.type), " ",
+                            shape_text(a), "] runs ", a_end - b_start, " bytes into tensor '", printable(b.name),
+                            "' (at offset ", b_start, ")"));
+    }
+  }
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -234,7 +272,7 @@ Status GgufFile::parse() {
     }
     t.data = base_ + start;
   }
-  return Status::Ok();
+  return check_no_overlap(p, tensors_, data_offset_);
 }
 
 }  // namespace tandem::gguf

@@ -70,6 +70,15 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::from_gguf(const gguf::GgufFile& fi
   return create_from(std::move(data), file.path());
 }
 
+Status Tokenizer::check_ids(std::span<const TokenId> ids, std::string_view what) const {
+  for (TokenId id : ids) {
+    if (id >= 0 && id < n_vocab()) continue;
+    return InvalidArgument(std::string(what) + ": " + std::to_string(id) + " is outside the vocabulary of " +
+                           std::to_string(n_vocab()) + " tokens (0.." + std::to_string(n_vocab() - 1) + ")");
+  }
+  return Status::Ok();
+}
+
 std::string Tokenizer::decode(std::span<const TokenId> ids, bool render_special) const {
   std::string text;
   // SentencePiece's prefix space is not part of the text.

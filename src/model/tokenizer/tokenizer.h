@@ -56,10 +56,16 @@ class Tokenizer {
   // control or user-defined token becomes that token (otherwise it is tokenized as plain text).
   virtual std::vector<TokenId> encode(std::string_view text, bool add_special,
                                       bool parse_special) const = 0;
-  // The text of one token (byte tokens decode to their byte; SentencePiece's "▁" to a space).
+  // The text of one token (byte tokens decode to their byte; SentencePiece's "▁" to a space); ""
+  // for an id outside the vocabulary. No input reaches these with such an id: ids a user gives are
+  // checked with check_ids() where they come in (run --prompt-ids, the server's prompt arrays), and
+  // a model samples only ids of its vocabulary (its token list has one entry per embedding row).
   virtual std::string token_to_piece(TokenId id, bool render_special) const = 0;
   // Concatenated pieces (llama.cpp detokenize semantics).
   std::string decode(std::span<const TokenId> ids, bool render_special = false) const;
+  // Ok when every id is a token of this vocabulary; otherwise "WHAT: ID is outside the vocabulary
+  // of N tokens (0..N-1)" for the first that is not.
+  Status check_ids(std::span<const TokenId> ids, std::string_view what) const;
 
   const VocabData& vocab() const { return data_; }
   int32_t n_vocab() const { return int32_t(data_.tokens.size()); }
