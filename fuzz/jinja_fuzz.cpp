@@ -1,7 +1,9 @@
 // libFuzzer target for chat templates: the Jinja source a GGUF file carries (an untrusted
-// download). Any input must parse into a template or be refused with a one-line error; a template that parses must
-// render (or refuse) within the render budget, and render the same text twice (nothing may depend on what an earlier
-// render left behind).
+// download), with the interpreter's budgets on (src/jinja/limits.h). Any input must parse into a
+// template or be refused with a one-line error; a template that parses must render or refuse
+// within the budgets -- a crash, a sanitizer report, an allocation past -rss_limit_mb or a render
+// past -timeout is a finding -- with its error's class (the template's own error, or a limit), and
+// render the same text twice (nothing may depend on what an earlier render left behind).
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -30,6 +32,11 @@ tandem::jinja::Scope variables() {
 
 bool one_line(const std::string& m) { return !m.empty() && m.find('\n') == std::string::npos; }
 
+// A template's error (kInvalidArgument) or a limit (kOutOfRange); nothing cancels here.
+bool known_class(const tandem::Status& s) {
+  return s.code() == tandem::StatusCode::kInvalidArgument || s.code() == tandem::StatusCode::kOutOfRange;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -37,6 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto t = tandem::jinja::Template::parse(source);
   if (!t.ok()) {
     FUZZ_CHECK(one_line(t.status().message()));
+    FUZZ_CHECK(known_class(t.status()));
     return 0;
   }
   const tandem::jinja::Scope vars = variables();
@@ -46,6 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (first.ok())
     FUZZ_CHECK(*first == *second);
   else
-    FUZZ_CHECK(!first.status().message().empty());
+    FUZZ_CHECK(one_line(first.status().message()) && known_class(first.status()) &&
+               first.status().message() == second.status().message());
   return 0;
 }

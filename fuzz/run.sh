@@ -38,6 +38,9 @@ for i in "${!targets[@]}"; do
   mkdir -p "$corpus"
   cp fuzz/corpus/"$seeds"/* "$corpus/"
   echo "== $(basename "$binary") for ${time}s"
+  # A dictionary of the format's words, where the target has one (fuzz/NAME.dict).
+  dict=()
+  if [[ -f "fuzz/$seeds.dict" ]]; then dict=(-dict="fuzz/$seeds.dict"); fi
   # -max_len: the seeds are < 8 KB; room to grow without wasting time on huge inputs.
   # -rss_limit_mb: a reader must never allocate much more than a small multiple of its input.
   "$binary" "$corpus" \
@@ -46,7 +49,7 @@ for i in "${!targets[@]}"; do
     -rss_limit_mb=1024 \
     -timeout=10 \
     -print_final_stats=1 \
-    -artifact_prefix="$artifacts/" >"$logs/log$i" 2>&1 &
+    -artifact_prefix="$artifacts/" "${dict[@]}" >"$logs/log$i" 2>&1 &
   pids+=($!)
 done
 status=0
