@@ -133,7 +133,18 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
   if (op == "+") return Value(x + y);
   if (op == "-") return Value(x - y);
   if (op == "*") return Value(x * y);
-  if (op == "**") return Value(std::pow(x, y));
+  if (op == "**") {
+    // Python raises where the power of finite numbers leaves the doubles (10.0 ** 400), and for
+    // a negative base's fractional power (a complex number); C's pow gives inf and nan.
+    const double r = std::pow(x, y);
+    if (std::isinf(r) && std::isfinite(x) && std::isfinite(y)) {
+      if (x == 0) fail("0.0 cannot be raised to a negative power");
+      fail("float ** overflows (numerical result out of range)");
+    }
+    if (std::isnan(r) && !std::isnan(x) && !std::isnan(y))
+      fail("a negative number cannot be raised to a fractional power (no complex numbers here)");
+    return Value(r);
+  }
   if (op == "//" || op == "%") {
     if (y == 0) fail("float division or modulo by zero");
     // CPython's float divmod: the remainder from fmod takes the divisor's sign, and the
