@@ -43,9 +43,10 @@ inline constexpr int kMaxMacroDepth = 64;
 // Values inside values (lists of lists, dicts of dicts), for printing, comparing and tojson; a
 // namespace that holds itself prints as Python's `{...}`.
 inline constexpr int kMaxValueDepth = 500;
-// The stack a render may take below where it started (macros in blocks in expressions); it is
-// also at most half of what the thread has left.
-inline constexpr size_t kMaxStackBytes = size_t(2) << 20;
+// The stack a render (or a parse) may take below where it started (macros in blocks in
+// expressions); at most half of what the thread has left. (A sanitizer build's frames are several
+// times larger: 200 levels of brackets take ~2 MiB there.)
+inline constexpr size_t kMaxStackBytes = size_t(4) << 20;
 // Widths and indents (format specs, center, indent, tojson(indent=)).
 inline constexpr int64_t kMaxPadding = 4096;
 // How often (in steps) a render asks its caller whether to stop (a client gone, a SIGTERM).
