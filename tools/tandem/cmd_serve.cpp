@@ -83,6 +83,10 @@ Command add_serve(CLI::App& app) {
             std::optional<ChatTemplate> tmpl;
             Result<ChatTemplate> found = ChatTemplate::from_gguf(model->file(), model->tokenizer(), o->chat_template);
             if (found.ok()) {
+              // A template that cannot render one user message would fail every chat request
+              // while /health says ok: refuse to start instead (--template gives another; a
+              // fallback to no template would hide the broken one behind 400s).
+              TANDEM_RETURN_IF_ERROR(found->check_renders());
               tmpl = std::move(found).value();
             } else if (o->chat_template.empty() && found.status().code() == StatusCode::kNotFound) {
               std::fprintf(stderr,
