@@ -21,6 +21,25 @@ namespace {
 
 bool loopback(const std::string& host) { return host == "127.0.0.1" || host == "localhost" || host == "::1"; }
 
+// A key given must be one a client can send: an empty one turned authentication off without a
+// word, and one with spaces or controls could never match (HTTP trims a header value's spaces,
+// and cpp-httplib percent-decodes header values, so a '%' in it never matches either).
+Status check_api_key(const std::string& key, const char* where) {
+  if (key.empty()) {
+    return InvalidArgument(std::string("serve: ") + where +
+                           " is empty, which would turn authentication off; give a key, or leave it out to "
+                           "serve without one");
+  }
+  for (unsigned char c : key) {
+    if (c <= 0x20 || c >= 0x7F || c == '%') {
+      return InvalidArgument(std::string("serve: ") + where +
+                             " holds a space, a control character, '%' or a non-ASCII byte: a client could "
+                             "never send it in 'Authorization: Bearer KEY' (use printable ASCII)");
+    }
+  }
+  return Status::Ok();
+}
+
 std::string model_id(const std::string& path) {
   std::filesystem::path p(path);
   return p.extension() == ".gguf" ? p.stem().string() : p.filename().string();
@@ -37,6 +56,7 @@ Command add_serve(CLI::App& app) {
     int slots = 4, batch = 512;
     SamplerOptions sampler;
     CLI::Option* seed = nullptr;
+    CLI::Option* api_key = nullptr;
   };
   auto o = std::make_shared<Opts>();
   CLI::App* sub = app.add_subcommand(
@@ -57,8 +77,9 @@ Command add_serve(CLI::App& app) {
                   "tokens per forward pass (decode rows of all slots, then prompt chunks), 1..4096")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
-  sub->add_option("--api-key", o->server.api_key,
-                  "require 'Authorization: Bearer KEY' on /v1 and /metrics (also TANDEM_API_KEY)");
+  o->api_key = sub->add_option("--api-key", o->server.api_key,
+                               "require 'Authorization: Bearer KEY' on /v1 and /metrics (also TANDEM_API_KEY; "
+                               "printable ASCII, not empty)");
   sub->add_option("--alias", o->alias, "the model's id in the API (default: the file's name without .gguf)");
   sub->add_option("--template", o->chat_template,
                   "a named template of the file (tokenizer.chat_template.NAME) or a .jinja file");
@@ -70,8 +91,11 @@ Command add_serve(CLI::App& app) {
 
   return {sub, [o]() -> Status {
             TANDEM_RETURN_IF_ERROR(o->sampler.validate());
-            if (o->server.api_key.empty()) {
-              if (const char* key = std::getenv("TANDEM_API_KEY")) o->server.api_key = key;
+            if (o->api_key->count() > 0) {
+              TANDEM_RETURN_IF_ERROR(check_api_key(o->server.api_key, "--api-key"));
+            } else if (const char* key = std::getenv("TANDEM_API_KEY")) {
+              o->server.api_key = key;
+              TANDEM_RETURN_IF_ERROR(check_api_key(o->server.api_key, "TANDEM_API_KEY"));
             }
             if (o->batch < o->slots) {
               return InvalidArgument("--batch " + std::to_string(o->batch) + " must be at least --slots " +
