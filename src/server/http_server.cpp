@@ -1,15 +1,12 @@
 #include "server/http_server.h"
 
-#include <httplib.h>
-
-#include <malloc.h>
-
 #include <atomic>
 #include <chrono>
 #include <climits>
 #include <random>
 
 #include "core/interrupt.h"
+#include "server/gated_http.h"
 #include "server/openai_response.h"
 #include "server/peer_watch.h"
 #include "server/text_stream.h"
@@ -24,11 +21,6 @@ constexpr auto kPollInterval = std::chrono::milliseconds(50);
 // A stream silent this long gets an SSE comment line: a write is how a closed connection shows
 // where the peer watch cannot see it.
 constexpr auto kKeepAliveInterval = std::chrono::seconds(5);
-// After a request body this large, free memory goes back to the system (malloc_trim): glibc keeps
-// what a big JSON document's many small nodes used in the worker thread's arena, so a burst of
-// large requests (refused or not) left the server's RSS at a gigabyte and more for good.
-constexpr size_t kTrimAfterBodyBytes = size_t(1) << 20;
-constexpr size_t kMmapThresholdBytes = size_t(256) << 10;
 
 void send_json(httplib::Response& res, int status, const ordered_json& j) {
   res.status = status;
@@ -82,6 +74,12 @@ class Preparing {
   std::atomic<int>& n_;
 };
 
+// Each request holds a worker thread while it is prepared, waits for a slot or streams: room for
+// every slot's client and the queue behind them. (A connection waiting for its request holds none.)
+int worker_threads(const ServerOptions& o, const SlotEngine& engine) {
+  return o.http_threads > 0 ? o.http_threads : 4 * engine.slots() + 16;
+}
+
 }  // namespace
 
 struct OpenAiServer::Impl {
@@ -90,13 +88,14 @@ struct OpenAiServer::Impl {
         chat_template(std::move(t)),
         served(std::move(s)),
         options(std::move(o)),
-        token_bytes(longest_token_bytes(e.model().tokenizer())) {}
+        token_bytes(longest_token_bytes(e.model().tokenizer())),
+        http(options.max_body_bytes, worker_threads(options, e),
+             [this](int status) { metrics.count("(refused before routing)", status); }) {}
 
   SlotEngine& engine;
   std::optional<ChatTemplate> chat_template;
   ServedModel served;
   ServerOptions options;
-  httplib::Server http;
   HttpMetrics metrics;
   const size_t token_bytes;       // longest_token_bytes of the vocabulary
   std::atomic<int> preparing{0};  // requests being parsed, rendered or tokenized
@@ -104,6 +103,8 @@ struct OpenAiServer::Impl {
   const int64_t started =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   int port = 0;
+  // Last: its workers use everything above, so it is destroyed (its workers joined) first.
+  GatedHttpServer http;
 
   void routes();
   bool authorized(const httplib::Request& req, httplib::Response& res);
@@ -306,21 +307,20 @@ void OpenAiServer::Impl::routes() {
     return [this, name, body](const httplib::Request& req, httplib::Response& res) {
       if (authorized(req, res)) body(req, res);
       metrics.count(name, res.status);
-      if (req.body.size() >= kTrimAfterBodyBytes) malloc_trim(0);
     };
   };
   auto chat = endpoint("/v1/chat/completions", [this](const auto& req, auto& res) { generate(req, res, true); });
   auto completions = endpoint("/v1/completions", [this](const auto& req, auto& res) { generate(req, res, false); });
-  http.Post("/v1/chat/completions", chat);
-  http.Post("/chat/completions", chat);
-  http.Post("/v1/completions", completions);
-  http.Post("/completions", completions);
+  http.post("/v1/chat/completions", chat);
+  http.post("/chat/completions", chat);
+  http.post("/v1/completions", completions);
+  http.post("/completions", completions);
   auto models = endpoint("/v1/models", [this](const auto&, auto& res) {
     send_json(res, 200, models_json(served.id, started, engine.context()));
   });
-  http.Get("/v1/models", models);
-  http.Get("/models", models);
-  http.Get(R"(/v1/models/(.+))", endpoint("/v1/models", [this](const auto& req, auto& res) {
+  http.get("/v1/models", models);
+  http.get("/models", models);
+  http.get(R"(/v1/models/(.+))", endpoint("/v1/models", [this](const auto& req, auto& res) {
              if (req.matches[1] != served.id) {
                ApiError e = bad_request("The model `" + std::string(req.matches[1]) + "` does not exist.", "model",
                                         "model_not_found");
@@ -330,7 +330,7 @@ void OpenAiServer::Impl::routes() {
              }
              send_json(res, 200, models_json(served.id, started, engine.context())["data"][0]);
            }));
-  http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+  http.get("/health", [this](const httplib::Request&, httplib::Response& res) {
     const EngineCounters c = engine.counters();
     send_json(res, 200,
               {{"status", "ok"},
@@ -341,10 +341,11 @@ void OpenAiServer::Impl::routes() {
                {"requests_preparing", preparing.load()}});
     metrics.count("/health", res.status);
   });
-  http.Get("/metrics", endpoint("/metrics", [this](const auto&, auto& res) {
+  http.get("/metrics", endpoint("/metrics", [this](const auto&, auto& res) {
              res.set_content(metrics.render(engine.counters(), preparing.load()), "text/plain; version=0.0.4");
            }));
-  // Whatever reaches no route, or fails before a handler answers, still gets an error object.
+  // Whatever cpp-httplib itself refuses (the gate refuses bad framing, unknown paths and methods
+  // first) still gets an error object.
   http.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
     if (res.status == 404) {
@@ -374,50 +375,29 @@ void OpenAiServer::Impl::routes() {
 OpenAiServer::OpenAiServer(SlotEngine& engine, std::optional<ChatTemplate> chat_template, ServedModel served,
                            ServerOptions options)
     : impl_(std::make_unique<Impl>(engine, std::move(chat_template), std::move(served), std::move(options))) {
-  Impl& i = *impl_;
-  // Buffers of a request body's size are mapped and unmapped whole: glibc's default raises its
-  // mmap threshold to the largest block freed so far, after which every 8 MiB body and its copies
-  // land in (and stay with) a worker thread's arena.
-  mallopt(M_MMAP_THRESHOLD, int(kMmapThresholdBytes));
-  // Each connection holds a thread while its request waits or streams: room for every slot's
-  // client, the queue behind them, and idle keep-alive connections.
-  const int threads = i.options.http_threads > 0 ? i.options.http_threads : 4 * engine.slots() + 16;
-  i.http.new_task_queue = [threads] { return new httplib::ThreadPool(size_t(threads)); };
-  i.http.set_payload_max_length(i.options.max_body_bytes);
-  // cpp-httplib's default also sets SO_REUSEPORT, which lets a second server bind the same port
-  // and silently take half its connections: only SO_REUSEADDR (a restart can rebind at once).
-  i.http.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof yes);
-  });
-  i.routes();
+  impl_->routes();
 }
 
 OpenAiServer::~OpenAiServer() = default;
 
 Result<int> OpenAiServer::bind() {
   Impl& i = *impl_;
-  if (i.options.port == 0) {
-    i.port = i.http.bind_to_any_port(i.options.host);
-    if (i.port < 0) return IoError("serve: cannot listen on " + i.options.host + " (any port)");
-  } else {
-    if (!i.http.bind_to_port(i.options.host, i.options.port)) {
-      return IoError("serve: cannot listen on " + i.options.host + ":" + std::to_string(i.options.port) +
-                     " (in use, or not an address of this machine; --port 0 takes any free port)");
-    }
-    i.port = i.options.port;
+  if (!i.http.bind(i.options.host, i.options.port, i.port)) {
+    if (i.options.port == 0) return IoError("serve: cannot listen on " + i.options.host + " (any port)");
+    return IoError("serve: cannot listen on " + i.options.host + ":" + std::to_string(i.options.port) +
+                   " (in use, or not an address of this machine; --port 0 takes any free port)");
   }
   return i.port;
 }
 
 Status OpenAiServer::listen() {
-  if (!impl_->http.listen_after_bind()) return IoError("serve: the listening socket failed");
+  if (!impl_->http.serve()) return IoError("serve: the listening socket failed");
   return Status::Ok();
 }
 
 void OpenAiServer::stop() {
   impl_->stopping.store(true);
-  impl_->http.stop();
+  impl_->http.shutdown();
 }
 
 }  // namespace tandem::server
