@@ -19,6 +19,9 @@
 namespace tandem::cli {
 namespace {
 
+// How long a stop (SIGINT, SIGTERM) waits for the requests in flight before the process exits anyway.
+constexpr auto kStopGrace = std::chrono::seconds(5);
+
 bool loopback(const std::string& host) { return host == "127.0.0.1" || host == "localhost" || host == "::1"; }
 
 // A key given must be one a client can send: an empty one turned authentication off without a
@@ -83,7 +86,9 @@ Command add_serve(CLI::App& app) {
   sub->add_option("--alias", o->alias, "the model's id in the API (default: the file's name without .gguf)");
   sub->add_option("--template", o->chat_template,
                   "a named template of the file (tokenizer.chat_template.NAME) or a .jinja file");
-  sub->add_option("--http-threads", o->server.http_threads, "connections served at once, 1..4096 (0: 4 per slot + 16)")
+  sub->add_option("--http-threads", o->server.http_threads,
+                  "requests served at once (prepared, queued or streaming), 1..4096 (0: 4 per slot + 16); a "
+                  "connection waiting for its request holds none")
       ->check(CLI::Range(0, 4096));
   add_sampler_options(sub, o->sampler);
   o->seed = sub->get_option("--seed");
@@ -147,11 +152,24 @@ Command add_serve(CLI::App& app) {
             std::fflush(stdout);
 
             // Ctrl-C / SIGTERM: a watcher ends the engine (waiting requests answer at once) and
-            // then the HTTP server, whose listen() returns.
+            // then the HTTP server, whose listen() returns once the requests in flight have ended
+            // (renders poll the stop; streams end with an error event). Whatever does not end
+            // within kStopGrace (a render that never polls, a forward pass of a huge batch) does
+            // not keep the process: it exits as the signal would have ended it.
             InterruptScope interruptible;
             std::atomic<bool> done{false};
             std::thread watcher([&] {
               while (!done.load() && !interrupted()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+              if (const int sig = interrupt_signal(); sig != 0) {
+                std::thread([sig] {
+                  std::this_thread::sleep_for(kStopGrace);
+                  std::fprintf(stderr,
+                               "tandem serve: requests still running %d s after %s: exiting without waiting for "
+                               "them\n",
+                               int(kStopGrace.count()), sig == SIGINT ? "SIGINT" : "SIGTERM");
+                  std::_Exit(128 + sig);
+                }).detach();
+              }
               engine.stop();
               http.stop();
             });
