@@ -10,6 +10,9 @@
 namespace tandem::server {
 namespace {
 
+// The connection whose request this worker thread is serving (client_gone() reads it).
+thread_local const GateConnection* t_serving = nullptr;
+
 // cpp-httplib's accept loop enqueues process_and_close_socket per socket; run inline, it only
 // registers the socket with the gate.
 class InlineQueue final : public httplib::TaskQueue {
@@ -145,6 +148,12 @@ Refusal GatedHttpServer::check_route(const std::string& method, const std::strin
   return refuse(404, "Unknown request URL: " + method + " " + path + ".", "unknown_url");
 }
 
+bool GatedHttpServer::client_gone() {
+  if (!t_serving) return false;
+  pollfd p{t_serving->fd, POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
 bool GatedHttpServer::bind(const std::string& host, int port, int& bound) {
   if (port == 0) {
     bound = bind_to_any_port(host);
@@ -185,7 +194,9 @@ void GatedHttpServer::serve_one(GateConnection* c) {
   GateStream stream(*c, gate_);
   const bool last = ++c->requests >= kMaxRequestsPerConnection || gate_.stopping();
   bool closed_by_request = false;  // Connection: close, or HTTP/1.0 without keep-alive
+  t_serving = c;
   const bool ok = process_request(stream, last, closed_by_request, nullptr);
+  t_serving = nullptr;
   const bool big = c->request_bytes >= kTrimAfterRequestBytes;
   gate_.release(c, ok && !last && !closed_by_request);
   if (big) malloc_trim(0);  // the request's memory is free by now

@@ -50,6 +50,11 @@ class GatedHttpServer : public httplib::Server {
   void get(const std::string& pattern, Handler h);
   void post(const std::string& pattern, Handler h);
 
+  // On a worker, inside a handler: whether the client of the request being served has closed
+  // its side (or reset). A poll of the socket itself, so it costs a syscall and sees a close at
+  // once, where PeerWatch reads the kernel's connection table at most every 200 ms.
+  static bool client_gone();
+
   bool bind(const std::string& host, int port, int& bound);  // port 0: any free port
   // Serves until shutdown(); then waits for the requests in flight and closes every connection.
   bool serve();

@@ -161,7 +161,7 @@ std::optional<ApiError> OpenAiServer::Impl::prompt_tokens(const GenerationReques
     bool gone = false, shutting_down = false;
     const std::function<bool()> cancelled = [&] {
       shutting_down = shutting_down || stopping.load() || interrupted();
-      gone = gone || peer.peer_closed();
+      gone = gone || GatedHttpServer::client_gone() || peer.peer_closed();
       return shutting_down || gone;
     };
     Result<std::string> text = chat_template->apply(r.conversation, /*add_generation_prompt=*/true, cancelled);
@@ -243,7 +243,7 @@ void OpenAiServer::Impl::answer_whole(std::shared_ptr<PeerWatch> peer, httplib::
                                       std::shared_ptr<CompletionJob> job, const ResponseHead& head, std::string text,
                                       Clock::time_point t0) {
   while (!job->wait(kPollInterval, text)) {
-    if (peer->peer_closed()) {
+    if (GatedHttpServer::client_gone() || peer->peer_closed()) {
       job->cancel();     // nobody will read the answer: free the slot
       res.status = 499;  // (nginx's "client closed request"; never sent)
       return;
@@ -276,7 +276,7 @@ void OpenAiServer::Impl::answer_stream(std::shared_ptr<PeerWatch> peer, httplib:
             last_write = Clock::now();
           }
           if (!ok || finished) break;
-          if (peer->peer_closed()) ok = false;
+          if (GatedHttpServer::client_gone() || peer->peer_closed()) ok = false;
           if (ok && Clock::now() - last_write > kKeepAliveInterval) {
             ok = send(": keep-alive\n\n");
             last_write = Clock::now();
