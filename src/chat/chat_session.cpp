@@ -30,7 +30,7 @@ Result<TurnStats> ChatSession::send(const std::string& user_text,
   while (true) {
     Conversation conv;
     conv.messages = messages_;
-    Result<std::vector<TokenId>> ids = chat_prompt_tokens(template_, session_.model().tokenizer(), conv);
+    Result<std::vector<TokenId>> ids = chat_prompt_tokens(template_, session_.model().tokenizer(), conv, options_.cancelled);
     if (!ids.ok()) {
       messages_.erase(messages_.end() - 1);
       return ids.status();

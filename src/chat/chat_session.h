@@ -19,6 +19,8 @@ struct ChatOptions {
   // When a turn no longer fits the context: drop the oldest turns (the system message stays)
   // and render again; otherwise the turn is refused with a message that says so.
   bool context_shift = false;
+  // Polled while the template renders a turn (tandem chat: Ctrl-C); a render it stops fails the turn.
+  std::function<bool()> cancelled;
 };
 
 struct TurnStats {

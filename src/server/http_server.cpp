@@ -1,13 +1,15 @@
 #include "server/http_server.h"
 
-#include <httplib.h>
-
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <random>
 
+#include "core/interrupt.h"
+#include "server/gated_http.h"
 #include "server/openai_response.h"
 #include "server/peer_watch.h"
+#include "server/text_stream.h"
 
 namespace tandem::server {
 namespace {
@@ -22,7 +24,7 @@ constexpr auto kKeepAliveInterval = std::chrono::seconds(5);
 
 void send_json(httplib::Response& res, int status, const ordered_json& j) {
   res.status = status;
-  res.set_content(j.dump(), "application/json");
+  res.set_content(json_text(j), "application/json");
 }
 
 void send_error(httplib::Response& res, const ApiError& e) { send_json(res, e.http_status, e.to_json()); }
@@ -51,30 +53,69 @@ ApiError job_error(const CompletionJob& job) {
   return server_error(500, "The generation failed: " + job.error().message(), "server_error", "generation_failed");
 }
 
+// The longest text of one token: no token covers more of a prompt than this many bytes, so a
+// prompt of B bytes is at least B / this many tokens (the size check before tokenizing).
+size_t longest_token_bytes(const Tokenizer& tok) {
+  size_t n = 1;
+  for (const std::string& t : tok.vocab().tokens) n = std::max(n, t.size());
+  return n;
+}
+
+// Counts a request as being prepared (parsed, rendered, tokenized) while it lives: /health and
+// /metrics show the work that holds no slot yet.
+class Preparing {
+ public:
+  explicit Preparing(std::atomic<int>& n) : n_(n) { ++n_; }
+  ~Preparing() { --n_; }
+  Preparing(const Preparing&) = delete;
+  Preparing& operator=(const Preparing&) = delete;
+
+ private:
+  std::atomic<int>& n_;
+};
+
+// Each request holds a worker thread while it is prepared, waits for a slot or streams: room for
+// every slot's client and the queue behind them. (A connection waiting for its request holds none.)
+int worker_threads(const ServerOptions& o, const SlotEngine& engine) {
+  return o.http_threads > 0 ? o.http_threads : 4 * engine.slots() + 16;
+}
+
 }  // namespace
 
 struct OpenAiServer::Impl {
   Impl(SlotEngine& e, std::optional<ChatTemplate> t, ServedModel s, ServerOptions o)
-      : engine(e), chat_template(std::move(t)), served(std::move(s)), options(std::move(o)) {}
+      : engine(e),
+        chat_template(std::move(t)),
+        served(std::move(s)),
+        options(std::move(o)),
+        token_bytes(longest_token_bytes(e.model().tokenizer())),
+        http(options.max_body_bytes, worker_threads(options, e),
+             [this](int status) { metrics.count("(refused before routing)", status); }) {}
 
   SlotEngine& engine;
   std::optional<ChatTemplate> chat_template;
   ServedModel served;
   ServerOptions options;
-  httplib::Server http;
   HttpMetrics metrics;
+  const size_t token_bytes;       // longest_token_bytes of the vocabulary
+  std::atomic<int> preparing{0};  // requests being parsed, rendered or tokenized
+  std::atomic<bool> stopping{false};
   const int64_t started =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   int port = 0;
+  // Last: its workers use everything above, so it is destroyed (its workers joined) first.
+  GatedHttpServer http;
 
   void routes();
   bool authorized(const httplib::Request& req, httplib::Response& res);
   void generate(const httplib::Request& req, httplib::Response& res, bool chat);
-  // The prompt's tokens, or the error the client gets.
-  std::optional<ApiError> prompt_tokens(const GenerationRequest& r, std::vector<TokenId>& ids) const;
-  void answer_whole(const httplib::Request& req, httplib::Response& res, std::shared_ptr<CompletionJob> job,
+  // The prompt's tokens, or the error the client gets. `peer` tells a render whose client left.
+  std::optional<ApiError> prompt_tokens(const GenerationRequest& r, PeerWatch& peer, std::vector<TokenId>& ids);
+  // The context error where a prompt of `n` tokens (at least n, when `at_least`) leaves no room.
+  std::optional<ApiError> past_context(const GenerationRequest& r, size_t n, bool at_least) const;
+  void answer_whole(std::shared_ptr<PeerWatch> peer, httplib::Response& res, std::shared_ptr<CompletionJob> job,
                     const ResponseHead& head, std::string prefix, Clock::time_point t0);
-  void answer_stream(const httplib::Request& req, httplib::Response& res, std::shared_ptr<CompletionJob> job,
+  void answer_stream(std::shared_ptr<PeerWatch> peer, httplib::Response& res, std::shared_ptr<CompletionJob> job,
                      const ResponseHead& head, bool include_usage, std::string prefix, Clock::time_point t0);
 };
 
@@ -91,8 +132,24 @@ bool OpenAiServer::Impl::authorized(const httplib::Request& req, httplib::Respon
   return false;
 }
 
-std::optional<ApiError> OpenAiServer::Impl::prompt_tokens(const GenerationRequest& r, std::vector<TokenId>& ids) const {
+std::optional<ApiError> OpenAiServer::Impl::past_context(const GenerationRequest& r, size_t n, bool at_least) const {
+  // At least one token must fit after the prompt.
+  if (n < size_t(engine.context())) return std::nullopt;
+  const char* what = r.chat ? "messages" : "prompt";
+  return bad_request("This model's maximum context length is " + std::to_string(engine.context()) +
+                         " tokens. However, your " + what + " resulted in " + (at_least ? "at least " : "") +
+                         std::to_string(n) + " tokens. Please reduce the length of the " + what + ".",
+                     what, "context_length_exceeded");
+}
+
+std::optional<ApiError> OpenAiServer::Impl::prompt_tokens(const GenerationRequest& r, PeerWatch& peer,
+                                                          std::vector<TokenId>& ids) {
   const Tokenizer& tok = engine.model().tokenizer();
+  // Text of B bytes is at least ceil(B / token_bytes) tokens: past the context, it is refused
+  // without spending seconds tokenizing it (an 8 MB prompt took 5-8 s).
+  const auto too_long = [&](const std::string& text) {
+    return past_context(r, (text.size() + token_bytes - 1) / token_bytes, /*at_least=*/true);
+  };
   if (r.chat) {
     if (!chat_template) {
       return bad_request(
@@ -100,11 +157,30 @@ std::optional<ApiError> OpenAiServer::Impl::prompt_tokens(const GenerationReques
           "--template FILE.jinja, or send the prompt to /v1/completions.",
           "messages", "no_chat_template");
     }
-    Result<std::vector<TokenId>> t = chat_prompt_tokens(*chat_template, tok, r.conversation);
-    if (!t.ok())
-      return bad_request("The chat template could not render these messages: " + t.status().message(), "messages");
-    ids = std::move(t).value();
+    // The render stops when its client has gone or the server stops (SIGTERM).
+    bool gone = false, shutting_down = false;
+    const std::function<bool()> cancelled = [&] {
+      shutting_down = shutting_down || stopping.load() || interrupted();
+      gone = gone || GatedHttpServer::client_gone() || peer.peer_closed();
+      return shutting_down || gone;
+    };
+    Result<std::string> text = chat_template->apply(r.conversation, /*add_generation_prompt=*/true, cancelled);
+    if (!text.ok()) {
+      if (shutting_down) {
+        return server_error(503, "The server is shutting down: the chat template's render was stopped.",
+                            "server_error", "server_shutting_down");
+      }
+      if (gone) return server_error(499, "The client closed the connection.", "invalid_request_error");
+      if (text.status().code() == StatusCode::kInvalidArgument) {
+        return bad_request("The chat template refused these messages: " + text.status().message(), "messages");
+      }
+      return server_error(500, "The chat template failed to render these messages: " + text.status().message(),
+                          "server_error", "template_error");
+    }
+    if (auto e = too_long(*text)) return e;
+    ids = chat_text_tokens(*chat_template, tok, *text);
   } else if (r.prompt_is_ids) {
+    if (auto e = past_context(r, r.prompt_ids.size(), false)) return e;
     ids = r.prompt_ids;
     for (TokenId id : ids) {
       if (id >= tok.n_vocab()) {
@@ -114,54 +190,60 @@ std::optional<ApiError> OpenAiServer::Impl::prompt_tokens(const GenerationReques
       }
     }
   } else {
+    if (auto e = too_long(r.prompt)) return e;
     ids = tok.encode(r.prompt, /*add_special=*/true, /*parse_special=*/true);
   }
   if (ids.empty()) return bad_request("The prompt has no tokens.", r.chat ? "messages" : "prompt", "invalid_value");
-  // At least one token must fit after the prompt.
-  if (ids.size() >= size_t(engine.context())) {
-    return bad_request("This model's maximum context length is " + std::to_string(engine.context()) +
-                           " tokens. However, your " + (r.chat ? "messages" : "prompt") + " resulted in " +
-                           std::to_string(ids.size()) + " tokens. Please reduce the length of the " +
-                           (r.chat ? "messages." : "prompt."),
-                       r.chat ? "messages" : "prompt", "context_length_exceeded");
-  }
-  return std::nullopt;
+  return past_context(r, ids.size(), false);
 }
 
 void OpenAiServer::Impl::generate(const httplib::Request& req, httplib::Response& res, bool chat) {
   const Clock::time_point t0 = Clock::now();
-  GenerationRequest r;
-  std::optional<ApiError> error =
-      chat ? parse_chat_request(req.body, served, r) : parse_completion_request(req.body, served, r);
-  std::vector<TokenId> ids;
-  if (!error) error = prompt_tokens(r, ids);
-  if (error) {
-    send_error(res, *error);
-    return;
+  auto peer = std::make_shared<PeerWatch>(req.local_port, req.remote_port);
+  std::shared_ptr<CompletionJob> job;
+  ResponseHead head;
+  std::string prefix;
+  bool stream = false, include_usage = false;
+  {
+    Preparing counted(preparing);
+    GenerationRequest r;
+    std::optional<ApiError> error =
+        chat ? parse_chat_request(req.body, served, r) : parse_completion_request(req.body, served, r);
+    std::vector<TokenId> ids;
+    if (!error) error = prompt_tokens(r, *peer, ids);
+    if (error) {
+      if (error->http_status == 499) {
+        res.status = 499;  // nobody to tell (nginx's "client closed request"; never sent)
+      } else {
+        send_error(res, *error);
+      }
+      return;
+    }
+    job = std::make_shared<CompletionJob>();
+    job->prompt = std::move(ids);
+    job->max_tokens = r.max_tokens > 0 ? r.max_tokens : INT_MAX;
+    job->sampler = r.sampler;
+    job->stop = r.stop;
+    job->ignore_eos = r.ignore_eos;
+    head = new_response_head(chat, served.id);
+    // Echoed token ids may decode to a part of a character: the answer must stay valid JSON text.
+    if (!chat && r.echo) prefix = r.prompt_is_ids ? valid_utf8(engine.model().tokenizer().decode(r.prompt_ids)) : r.prompt;
+    stream = r.stream;
+    include_usage = r.include_usage;
   }
-  auto job = std::make_shared<CompletionJob>();
-  job->prompt = std::move(ids);
-  job->max_tokens = r.max_tokens > 0 ? r.max_tokens : INT_MAX;
-  job->sampler = r.sampler;
-  job->stop = r.stop;
-  job->ignore_eos = r.ignore_eos;
-  const ResponseHead head = new_response_head(chat, served.id);
-  std::string prefix =
-      !chat && r.echo ? (r.prompt_is_ids ? engine.model().tokenizer().decode(r.prompt_ids) : r.prompt) : "";
   engine.submit(job);
-  if (r.stream) {
-    answer_stream(req, res, std::move(job), head, r.include_usage, std::move(prefix), t0);
+  if (stream) {
+    answer_stream(std::move(peer), res, std::move(job), head, include_usage, std::move(prefix), t0);
   } else {
-    answer_whole(req, res, std::move(job), head, std::move(prefix), t0);
+    answer_whole(std::move(peer), res, std::move(job), head, std::move(prefix), t0);
   }
 }
 
-void OpenAiServer::Impl::answer_whole(const httplib::Request& req, httplib::Response& res,
+void OpenAiServer::Impl::answer_whole(std::shared_ptr<PeerWatch> peer, httplib::Response& res,
                                       std::shared_ptr<CompletionJob> job, const ResponseHead& head, std::string text,
                                       Clock::time_point t0) {
-  PeerWatch peer(req.local_port, req.remote_port);
   while (!job->wait(kPollInterval, text)) {
-    if (peer.peer_closed()) {
+    if (GatedHttpServer::client_gone() || peer->peer_closed()) {
       job->cancel();     // nobody will read the answer: free the slot
       res.status = 499;  // (nginx's "client closed request"; never sent)
       return;
@@ -175,12 +257,11 @@ void OpenAiServer::Impl::answer_whole(const httplib::Request& req, httplib::Resp
   metrics.observe_latency(std::chrono::duration<double>(Clock::now() - t0).count());
 }
 
-void OpenAiServer::Impl::answer_stream(const httplib::Request& req, httplib::Response& res,
+void OpenAiServer::Impl::answer_stream(std::shared_ptr<PeerWatch> peer, httplib::Response& res,
                                        std::shared_ptr<CompletionJob> job, const ResponseHead& head, bool include_usage,
                                        std::string prefix, Clock::time_point t0) {
   res.status = 200;
   res.set_header("Cache-Control", "no-cache");
-  auto peer = std::make_shared<PeerWatch>(req.local_port, req.remote_port);
   res.set_chunked_content_provider(
       "text/event-stream",
       [this, job, head, include_usage, prefix, peer, t0](size_t, httplib::DataSink& sink) {
@@ -195,7 +276,7 @@ void OpenAiServer::Impl::answer_stream(const httplib::Request& req, httplib::Res
             last_write = Clock::now();
           }
           if (!ok || finished) break;
-          if (peer->peer_closed()) ok = false;
+          if (GatedHttpServer::client_gone() || peer->peer_closed()) ok = false;
           if (ok && Clock::now() - last_write > kKeepAliveInterval) {
             ok = send(": keep-alive\n\n");
             last_write = Clock::now();
@@ -230,16 +311,16 @@ void OpenAiServer::Impl::routes() {
   };
   auto chat = endpoint("/v1/chat/completions", [this](const auto& req, auto& res) { generate(req, res, true); });
   auto completions = endpoint("/v1/completions", [this](const auto& req, auto& res) { generate(req, res, false); });
-  http.Post("/v1/chat/completions", chat);
-  http.Post("/chat/completions", chat);
-  http.Post("/v1/completions", completions);
-  http.Post("/completions", completions);
+  http.post("/v1/chat/completions", chat);
+  http.post("/chat/completions", chat);
+  http.post("/v1/completions", completions);
+  http.post("/completions", completions);
   auto models = endpoint("/v1/models", [this](const auto&, auto& res) {
     send_json(res, 200, models_json(served.id, started, engine.context()));
   });
-  http.Get("/v1/models", models);
-  http.Get("/models", models);
-  http.Get(R"(/v1/models/(.+))", endpoint("/v1/models", [this](const auto& req, auto& res) {
+  http.get("/v1/models", models);
+  http.get("/models", models);
+  http.get(R"(/v1/models/(.+))", endpoint("/v1/models", [this](const auto& req, auto& res) {
              if (req.matches[1] != served.id) {
                ApiError e = bad_request("The model `" + std::string(req.matches[1]) + "` does not exist.", "model",
                                         "model_not_found");
@@ -249,20 +330,22 @@ void OpenAiServer::Impl::routes() {
              }
              send_json(res, 200, models_json(served.id, started, engine.context())["data"][0]);
            }));
-  http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+  http.get("/health", [this](const httplib::Request&, httplib::Response& res) {
     const EngineCounters c = engine.counters();
     send_json(res, 200,
               {{"status", "ok"},
                {"slots", c.slots},
                {"slots_idle", c.slots - c.slots_busy},
                {"slots_processing", c.slots_busy},
-               {"requests_queued", c.queued}});
+               {"requests_queued", c.queued},
+               {"requests_preparing", preparing.load()}});
     metrics.count("/health", res.status);
   });
-  http.Get("/metrics", endpoint("/metrics", [this](const auto&, auto& res) {
-             res.set_content(metrics.render(engine.counters()), "text/plain; version=0.0.4");
+  http.get("/metrics", endpoint("/metrics", [this](const auto&, auto& res) {
+             res.set_content(metrics.render(engine.counters(), preparing.load()), "text/plain; version=0.0.4");
            }));
-  // Whatever reaches no route, or fails before a handler answers, still gets an error object.
+  // Whatever cpp-httplib itself refuses (the gate refuses bad framing, unknown paths and methods
+  // first) still gets an error object.
   http.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
     if (res.status == 404) {
@@ -292,43 +375,29 @@ void OpenAiServer::Impl::routes() {
 OpenAiServer::OpenAiServer(SlotEngine& engine, std::optional<ChatTemplate> chat_template, ServedModel served,
                            ServerOptions options)
     : impl_(std::make_unique<Impl>(engine, std::move(chat_template), std::move(served), std::move(options))) {
-  Impl& i = *impl_;
-  // Each connection holds a thread while its request waits or streams: room for every slot's
-  // client, the queue behind them, and idle keep-alive connections.
-  const int threads = i.options.http_threads > 0 ? i.options.http_threads : 4 * engine.slots() + 16;
-  i.http.new_task_queue = [threads] { return new httplib::ThreadPool(size_t(threads)); };
-  i.http.set_payload_max_length(i.options.max_body_bytes);
-  // cpp-httplib's default also sets SO_REUSEPORT, which lets a second server bind the same port
-  // and silently take half its connections: only SO_REUSEADDR (a restart can rebind at once).
-  i.http.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof yes);
-  });
-  i.routes();
+  impl_->routes();
 }
 
 OpenAiServer::~OpenAiServer() = default;
 
 Result<int> OpenAiServer::bind() {
   Impl& i = *impl_;
-  if (i.options.port == 0) {
-    i.port = i.http.bind_to_any_port(i.options.host);
-    if (i.port < 0) return IoError("serve: cannot listen on " + i.options.host + " (any port)");
-  } else {
-    if (!i.http.bind_to_port(i.options.host, i.options.port)) {
-      return IoError("serve: cannot listen on " + i.options.host + ":" + std::to_string(i.options.port) +
-                     " (in use, or not an address of this machine; --port 0 takes any free port)");
-    }
-    i.port = i.options.port;
+  if (!i.http.bind(i.options.host, i.options.port, i.port)) {
+    if (i.options.port == 0) return IoError("serve: cannot listen on " + i.options.host + " (any port)");
+    return IoError("serve: cannot listen on " + i.options.host + ":" + std::to_string(i.options.port) +
+                   " (in use, or not an address of this machine; --port 0 takes any free port)");
   }
   return i.port;
 }
 
 Status OpenAiServer::listen() {
-  if (!impl_->http.listen_after_bind()) return IoError("serve: the listening socket failed");
+  if (!impl_->http.serve()) return IoError("serve: the listening socket failed");
   return Status::Ok();
 }
 
-void OpenAiServer::stop() { impl_->http.stop(); }
+void OpenAiServer::stop() {
+  impl_->stopping.store(true);
+  impl_->http.shutdown();
+}
 
 }  // namespace tandem::server

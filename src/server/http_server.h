@@ -1,6 +1,6 @@
-// tandem serve's HTTP side: the OpenAI-compatible endpoints over cpp-httplib, each generation
-// request turned into a CompletionJob for the SlotEngine and its answer sent whole or streamed
-// as Server-Sent Events.
+// tandem serve's HTTP side: the OpenAI-compatible endpoints over cpp-httplib (behind the
+// connection gate, gated_http.h), each generation request turned into a CompletionJob for the
+// SlotEngine and its answer sent whole or streamed as Server-Sent Events.
 //
 //   POST /v1/chat/completions   messages through the model's chat template
 //   POST /v1/completions        a raw prompt (text or token ids)
@@ -25,7 +25,7 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;       // 0: any free port (bind() says which)
   std::string api_key;   // required as "Authorization: Bearer KEY" when not empty
-  int http_threads = 0;  // connections served at once; 0: 4 per slot + 16
+  int http_threads = 0;  // requests served at once (idle connections hold no thread); 0: 4 per slot + 16
   size_t max_body_bytes = size_t(8) << 20;
 };
 

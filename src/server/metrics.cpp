@@ -30,7 +30,7 @@ void HttpMetrics::observe_latency(double seconds) {
   latency_sum_ += seconds;
 }
 
-std::string HttpMetrics::render(const EngineCounters& e) const {
+std::string HttpMetrics::render(const EngineCounters& e, int preparing) const {
   std::ostringstream o;
   o.precision(9);
   {
@@ -66,6 +66,8 @@ std::string HttpMetrics::render(const EngineCounters& e) const {
          "Tokens per second of the latest decode pass, all slots together.", e.last_decode_tokens_per_second);
   sample(o, "tandem_requests_processing", "gauge", "Slots generating now.", e.slots_busy);
   sample(o, "tandem_requests_queued", "gauge", "Requests waiting for a slot.", e.queued);
+  sample(o, "tandem_requests_preparing", "gauge",
+         "Requests being parsed, rendered through the chat template or tokenized (no slot yet).", preparing);
   sample(o, "tandem_slots", "gauge", "Slots (requests served at once).", e.slots);
   return o.str();
 }

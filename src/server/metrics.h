@@ -18,7 +18,8 @@ class HttpMetrics {
   void count(const std::string& endpoint, int status);
   // A generation request's whole time (received -> last byte of the answer).
   void observe_latency(double seconds);
-  std::string render(const EngineCounters& engine) const;
+  // `preparing`: requests being parsed, rendered or tokenized (they hold no slot yet).
+  std::string render(const EngineCounters& engine, int preparing) const;
 
   static constexpr std::array<double, 12> kLatencyBuckets = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
 

@@ -32,6 +32,10 @@ ApiError bad_request(std::string message, std::string param, std::string code) {
   return e;
 }
 
+std::string json_text(const nlohmann::ordered_json& j) {
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 ApiError invalid_type(const std::string& param, const std::string& expected, const nlohmann::json& got) {
   return bad_request(
       "Invalid type for '" + param + "': expected " + expected + ", but got " + json_type_name(got) + " instead.",

@@ -19,6 +19,11 @@ struct ApiError {
 };
 
 ApiError bad_request(std::string message, std::string param = "", std::string code = "");
+
+// j as JSON text, never throwing: a string that is not valid UTF-8 (a model's stray bytes, a
+// client's bytes echoed in a message) has each bad byte replaced by U+FFFD. nlohmann's dump()
+// throws type_error.316 there, which turned a client's bad byte into a 500.
+std::string json_text(const nlohmann::ordered_json& j);
 ApiError invalid_type(const std::string& param, const std::string& expected, const nlohmann::json& got);
 
 }  // namespace tandem::server

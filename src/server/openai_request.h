@@ -40,6 +40,17 @@ struct GenerationRequest {
 // Most JSON nesting a request may have (a deeper one is refused before it is parsed).
 inline constexpr int kMaxRequestDepth = 64;
 
+// Most messages a chat request may hold, refused while the body is parsed, before the conversation
+// is copied for the template and rendered. Every template spends tokens on each message's markup,
+// so thousands of messages only fit contexts of 100k tokens and more; a conversation that long is
+// summarized or cut by its client long before. Past it, the work of one request (an 8 MiB body of
+// 200,000 empty messages: ~0.8 s of copies, a render, a tokenization, ~1 GB of memory) only ever
+// ended in a context error.
+inline constexpr size_t kMaxMessages = 4096;
+// Most tools a chat request may declare: OpenAI's own limit (each is a JSON schema the template
+// writes into the prompt).
+inline constexpr size_t kMaxTools = 128;
+
 std::optional<ApiError> parse_chat_request(const std::string& body, const ServedModel& served, GenerationRequest& out);
 std::optional<ApiError> parse_completion_request(const std::string& body, const ServedModel& served,
                                                  GenerationRequest& out);

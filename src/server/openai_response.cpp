@@ -97,7 +97,7 @@ ordered_json usage_chunk_json(const ResponseHead& h, const JobStats& stats) {
   return j;
 }
 
-std::string sse_event(const ordered_json& j) { return "data: " + j.dump() + "\n\n"; }
+std::string sse_event(const ordered_json& j) { return "data: " + json_text(j) + "\n\n"; }
 
 ordered_json models_json(const std::string& id, int64_t created, int context) {
   ordered_json m = {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "server/completion_job.h"
+#include "server/openai_error.h"
 
 namespace tandem::server {
 

@@ -107,7 +107,7 @@ std::string with(const std::string& field) { return std::string("{") + kMessages
 INSTANTIATE_TEST_SUITE_P(
     Fields, BadRequests,
     ::testing::Values(
-        BadCase{"malformed", "{\"messages\": [", true, 400, "", ""},
+        BadCase{"malformed (cut short: where it stopped)", "{\"messages\": [", true, 400, "messages[0]", ""},
         BadCase{"not an object", "[1, 2]", true, 400, "", ""},
         BadCase{"too deep", std::string(100, '[') + std::string(100, ']'), true, 400, "", ""},
         BadCase{"no messages", "{}", true, 400, "messages", "missing_required_parameter"},
@@ -147,6 +147,55 @@ INSTANTIATE_TEST_SUITE_P(
         if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
       return n;
     });
+
+// A byte that is not UTF-8 is the client's error, named by its field (it was a 500: the parser's
+// message quoted the byte, and the error object's dump threw on it).
+TEST(OpenAiRequest, InvalidUtf8NamesTheField) {
+  auto e = chat("{\"messages\": [{\"role\": \"user\", \"content\": \"ok\"}, "
+                "{\"role\": \"user\", \"content\": \"a\xff\"}]}");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->http_status, 400);
+  EXPECT_EQ(e->param, "messages[1].content");
+  EXPECT_EQ(e->code, "invalid_utf8");
+  EXPECT_NE(e->message.find("0xFF"), std::string::npos) << e->message;
+  e = completion("{\"max_tokens\": 3, \"prompt\": \"\xc3\"}");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->param, "prompt");
+  e = chat("{\"messages\": [{\"ro\xe9le\": \"user\"}]}");  // in a key: the object holding it
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->param, "messages[0]");
+  // Every error object is valid JSON text, whatever bytes its message quotes.
+  e = chat("{\"messages\": [\x01\xfe]}");
+  ASSERT_TRUE(e);
+  EXPECT_NO_THROW(nlohmann::json::parse(json_text(e->to_json())));
+  // A syntax error names where it was, too.
+  e = chat(R"({"messages": [{"role": "user"}, {"role": "user",]})");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->param, "messages[1]");
+}
+
+// Past kMaxMessages a chat request is refused while it is parsed, whatever its messages hold.
+TEST(OpenAiRequest, TooManyMessages) {
+  const auto body = [](size_t n, const char* each) {
+    std::string b = R"({"messages": [)";
+    for (size_t i = 0; i < n; ++i) b += (i ? "," : "") + std::string(each);
+    return b + "]}";
+  };
+  EXPECT_FALSE(chat(body(kMaxMessages, R"({"role": "user", "content": "hi"})")));
+  for (const char* each : {R"({"role": "user"})", "1", "[]"}) {
+    auto e = chat(body(kMaxMessages + 1, each));
+    ASSERT_TRUE(e) << each;
+    EXPECT_EQ(e->param, "messages");
+    EXPECT_EQ(e->code, "array_above_max_length");
+  }
+  // Other arrays are not counted as messages (token ids of a long prompt).
+  std::string ids = R"({"prompt": [)";
+  for (size_t i = 0; i < 3 * kMaxMessages; ++i) ids += (i ? ",1" : "1");
+  EXPECT_FALSE(completion(ids + "]}"));
+  auto e = chat(std::string("{") + kMessages + R"(, "tools": [)" + body(kMaxTools + 1, "{}").substr(14));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->param, "tools");
+}
 
 }  // namespace
 }  // namespace tandem::server

@@ -69,6 +69,7 @@ Command add_chat(CLI::App& app) {
         warn_past_trained_context(*model, o->model.context);
         TANDEM_ASSIGN_OR_RETURN(ChatTemplate tmpl,
                                 ChatTemplate::from_gguf(model->file(), model->tokenizer(), o->chat_template));
+        TANDEM_RETURN_IF_ERROR(tmpl.check_renders());  // before the weights load, not at the first message
         TANDEM_ASSIGN_OR_RETURN(
             std::unique_ptr<Forward> forward,
             make_forward(model, with_model_file(o->devices, o->model.model), o->model.threads, o->model.context, 512));
@@ -78,6 +79,7 @@ Command add_chat(CLI::App& app) {
         options.context_shift = o->context_shift;
         options.generate.n_predict = o->n_predict < 0 ? INT_MAX : o->n_predict;
         options.generate.sampler = o->sampler;
+        options.cancelled = [] { return interrupted(); };  // Ctrl-C stops a render too
         ChatSession chat(*session, std::move(tmpl), options);
 
         LineReader reader;
@@ -113,6 +115,10 @@ Command add_chat(CLI::App& app) {
           if (interrupt_signal() == SIGTERM) break;  // main reports it and exits 143
           const bool stopped = interrupted();
           clear_interrupt();
+          if (!turn.ok() && stopped) {  // Ctrl-C while the template rendered: nothing was said
+            std::fprintf(stderr, "(stopped)\n");
+            continue;
+          }
           if (!turn.ok()) {
             // A message that cannot be answered (too long for the context) leaves the session as it was.
             if (turn.status().code() != StatusCode::kOutOfRange) return turn.status();

@@ -57,6 +57,7 @@ Command add_run(CLI::App& app) {
               // One turn of a conversation: the same prompt tandem chat and tandem serve build.
               TANDEM_ASSIGN_OR_RETURN(ChatTemplate chat,
                                       ChatTemplate::from_gguf(model->file(), model->tokenizer(), o->chat_template));
+              TANDEM_RETURN_IF_ERROR(chat.check_renders());  // the same start-up check as chat and serve
               Conversation conv;
               if (!o->system.empty()) conv.messages.push_back({{"role", "system"}, {"content", o->system}});
               conv.messages.push_back({{"role", "user"}, {"content", o->prompt}});

@@ -20,7 +20,29 @@
 namespace tandem::cli {
 namespace {
 
+// How long a stop (SIGINT, SIGTERM) waits for the requests in flight before the process exits anyway.
+constexpr auto kStopGrace = std::chrono::seconds(5);
+
 bool loopback(const std::string& host) { return host == "127.0.0.1" || host == "localhost" || host == "::1"; }
+
+// A key given must be one a client can send: an empty one turned authentication off without a
+// word, and one with spaces or controls could never match (HTTP trims a header value's spaces,
+// and cpp-httplib percent-decodes header values, so a '%' in it never matches either).
+Status check_api_key(const std::string& key, const char* where) {
+  if (key.empty()) {
+    return InvalidArgument(std::string("serve: ") + where +
+                           " is empty, which would turn authentication off; give a key, or leave it out to "
+                           "serve without one");
+  }
+  for (unsigned char c : key) {
+    if (c <= 0x20 || c >= 0x7F || c == '%') {
+      return InvalidArgument(std::string("serve: ") + where +
+                             " holds a space, a control character, '%' or a non-ASCII byte: a client could "
+                             "never send it in 'Authorization: Bearer KEY' (use printable ASCII)");
+    }
+  }
+  return Status::Ok();
+}
 
 std::string model_id(const std::string& path) {
   std::filesystem::path p(path);
@@ -38,6 +60,7 @@ Command add_serve(CLI::App& app) {
     int slots = 4, batch = 512;
     SamplerOptions sampler;
     CLI::Option* seed = nullptr;
+    CLI::Option* api_key = nullptr;
   };
   auto o = std::make_shared<Opts>();
   CLI::App* sub = app.add_subcommand(
@@ -58,12 +81,15 @@ Command add_serve(CLI::App& app) {
                   "tokens per forward pass (decode rows of all slots, then prompt chunks), 1..4096")
       ->transform(integer_in(1, 4096))
       ->capture_default_str();
-  sub->add_option("--api-key", o->server.api_key,
-                  "require 'Authorization: Bearer KEY' on /v1 and /metrics (also TANDEM_API_KEY)");
+  o->api_key = sub->add_option("--api-key", o->server.api_key,
+                               "require 'Authorization: Bearer KEY' on /v1 and /metrics (also TANDEM_API_KEY; "
+                               "printable ASCII, not empty)");
   sub->add_option("--alias", o->alias, "the model's id in the API (default: the file's name without .gguf)");
   sub->add_option("--template", o->chat_template,
                   "a named template of the file (tokenizer.chat_template.NAME) or a .jinja file");
-  sub->add_option("--http-threads", o->server.http_threads, "connections served at once, 1..4096 (0: 4 per slot + 16)")
+  sub->add_option("--http-threads", o->server.http_threads,
+                  "requests served at once (prepared, queued or streaming), 1..4096 (0: 4 per slot + 16); a "
+                  "connection waiting for its request holds none")
       ->transform(integer_in(0, 4096));
   add_sampler_options(sub, o->sampler);
   o->seed = sub->get_option("--seed");
@@ -71,8 +97,11 @@ Command add_serve(CLI::App& app) {
 
   return {sub, [o]() -> Status {
             TANDEM_RETURN_IF_ERROR(o->sampler.validate());
-            if (o->server.api_key.empty()) {
-              if (const char* key = std::getenv("TANDEM_API_KEY")) o->server.api_key = key;
+            if (o->api_key->count() > 0) {
+              TANDEM_RETURN_IF_ERROR(check_api_key(o->server.api_key, "--api-key"));
+            } else if (const char* key = std::getenv("TANDEM_API_KEY")) {
+              o->server.api_key = key;
+              TANDEM_RETURN_IF_ERROR(check_api_key(o->server.api_key, "TANDEM_API_KEY"));
             }
             if (o->batch < o->slots) {
               return InvalidArgument("--batch " + std::to_string(o->batch) + " must be at least --slots " +
@@ -84,6 +113,10 @@ Command add_serve(CLI::App& app) {
             std::optional<ChatTemplate> tmpl;
             Result<ChatTemplate> found = ChatTemplate::from_gguf(model->file(), model->tokenizer(), o->chat_template);
             if (found.ok()) {
+              // A template that cannot render one user message would fail every chat request
+              // while /health says ok: refuse to start instead (--template gives another; a
+              // fallback to no template would hide the broken one behind 400s).
+              TANDEM_RETURN_IF_ERROR(found->check_renders());
               tmpl = std::move(found).value();
             } else if (o->chat_template.empty() && found.status().code() == StatusCode::kNotFound) {
               std::fprintf(stderr,
@@ -120,11 +153,24 @@ Command add_serve(CLI::App& app) {
             std::fflush(stdout);
 
             // Ctrl-C / SIGTERM: a watcher ends the engine (waiting requests answer at once) and
-            // then the HTTP server, whose listen() returns.
+            // then the HTTP server, whose listen() returns once the requests in flight have ended
+            // (renders poll the stop; streams end with an error event). Whatever does not end
+            // within kStopGrace (a render that never polls, a forward pass of a huge batch) does
+            // not keep the process: it exits as the signal would have ended it.
             InterruptScope interruptible;
             std::atomic<bool> done{false};
             std::thread watcher([&] {
               while (!done.load() && !interrupted()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+              if (const int sig = interrupt_signal(); sig != 0) {
+                std::thread([sig] {
+                  std::this_thread::sleep_for(kStopGrace);
+                  std::fprintf(stderr,
+                               "tandem serve: requests still running %d s after %s: exiting without waiting for "
+                               "them\n",
+                               int(kStopGrace.count()), sig == SIGINT ? "SIGINT" : "SIGTERM");
+                  std::_Exit(128 + sig);
+                }).detach();
+              }
               engine.stop();
               http.stop();
             });
