@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "jinja/error.h"
+#include "jinja/value.h"
 
 namespace tandem::jinja {
 namespace {
@@ -41,24 +42,6 @@ std::string normalize_newlines(std::string_view s) {
     }
   }
   return out;
-}
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += char(cp);
-  } else if (cp < 0x800) {
-    out += char(0xc0 | (cp >> 6));
-    out += char(0x80 | (cp & 0x3f));
-  } else if (cp < 0x10000) {
-    out += char(0xe0 | (cp >> 12));
-    out += char(0x80 | ((cp >> 6) & 0x3f));
-    out += char(0x80 | (cp & 0x3f));
-  } else {
-    out += char(0xf0 | (cp >> 18));
-    out += char(0x80 | ((cp >> 12) & 0x3f));
-    out += char(0x80 | ((cp >> 6) & 0x3f));
-    out += char(0x80 | (cp & 0x3f));
-  }
 }
 
 // A string literal's escapes, as Python's "unicode-escape" codec resolves them (what Jinja2

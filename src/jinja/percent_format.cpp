@@ -79,24 +79,7 @@ std::string convert(const Spec& s, const Value& v) {
       } else if (v.is_int()) {
         const int64_t cp = v.as_int();
         if (cp < 0 || cp > 0x10ffff) fail("format: %c arg not in range(0x110000)");
-        std::string u;
-        const auto c = uint32_t(cp);
-        if (c < 0x80) {
-          u += char(c);
-        } else if (c < 0x800) {
-          u += char(0xc0 | (c >> 6));
-          u += char(0x80 | (c & 0x3f));
-        } else if (c < 0x10000) {
-          u += char(0xe0 | (c >> 12));
-          u += char(0x80 | ((c >> 6) & 0x3f));
-          u += char(0x80 | (c & 0x3f));
-        } else {
-          u += char(0xf0 | (c >> 18));
-          u += char(0x80 | ((c >> 12) & 0x3f));
-          u += char(0x80 | ((c >> 6) & 0x3f));
-          u += char(0x80 | (c & 0x3f));
-        }
-        ch = u;
+        append_utf8(ch, uint32_t(cp));
       } else {
         fail("format: %c requires an int or a single character");
       }

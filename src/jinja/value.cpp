@@ -46,32 +46,10 @@ struct Printing {
 
 }  // namespace
 
-namespace {
-
-// A string gives back the bytes its render was charged when it is freed.
-struct StringRelease {
-  RenderBudget* charged;
-  size_t bytes;
-  void operator()(const std::string* s) const {
-    release_bytes(charged, bytes);
-    delete s;
-  }
-};
-
-}  // namespace
-
 Value::Value(std::string s) {
   check_string_size(s.size(), "a string");
   const size_t held = s.capacity() + sizeof(std::string);
-  auto* p = new std::string(std::move(s));
-  RenderBudget* charged = nullptr;
-  try {
-    charged = hold_bytes(held);
-  } catch (...) {
-    delete p;
-    throw;
-  }
-  v_ = std::shared_ptr<const std::string>(p, StringRelease{charged, held});
+  v_ = make_node_holding<const std::string>(held, std::move(s));
 }
 
 Value::Value(Array a) {
@@ -520,6 +498,24 @@ size_t utf8_char_size(std::string_view s, size_t i) {
   for (size_t k = 1; k < n; ++k)
     if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 1;
   return n;
+}
+
+void append_utf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += char(cp);
+  } else if (cp < 0x800) {
+    out += char(0xc0 | (cp >> 6));
+    out += char(0x80 | (cp & 0x3f));
+  } else if (cp < 0x10000) {
+    out += char(0xe0 | (cp >> 12));
+    out += char(0x80 | ((cp >> 6) & 0x3f));
+    out += char(0x80 | (cp & 0x3f));
+  } else {
+    out += char(0xf0 | (cp >> 18));
+    out += char(0x80 | ((cp >> 12) & 0x3f));
+    out += char(0x80 | ((cp >> 6) & 0x3f));
+    out += char(0x80 | (cp & 0x3f));
+  }
 }
 
 size_t utf8_length(std::string_view s) {

@@ -13,6 +13,7 @@
 #include "jinja/budget.h"
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <variant>
@@ -41,13 +42,13 @@ struct DeferredDelete {
   size_t bytes = 0;
   void operator()(T* p) const {
     release_bytes(charged, bytes);
-    deferred_delete(p, [](void* q) { delete static_cast<T*>(q); });
+    deferred_delete(const_cast<std::remove_const_t<T>*>(p), [](void* q) { delete static_cast<T*>(q); });
   }
 };
 }  // namespace detail
 
-// Every list, dict, callable and iteration of a render is made by this (freed without recursion);
-// `held` bytes are charged to the render while the node lives.
+// Every string, list, dict, callable and iteration of a render is made by this (freed without
+// recursion); `held` bytes are charged to the render while the node lives.
 template <class T, class... A>
 std::shared_ptr<T> make_node_holding(size_t held, A&&... a) {
   T* p = new T(std::forward<A>(a)...);
@@ -246,6 +247,8 @@ std::string python_string_repr(std::string_view s);
 // The code points of a UTF-8 string (Python indexes and measures str by code point). Invalid
 // bytes count as one each, so nothing is ever dropped. Charged to the render as work.
 std::vector<std::string_view> utf8_chars(std::string_view s);
+// Appends code point `cp` (at most U+10FFFF) as UTF-8.
+void append_utf8(std::string& out, uint32_t cp);
 // How many code points utf8_chars would give, without making the list.
 size_t utf8_length(std::string_view s);
 // The byte length of the code point at s[i], as utf8_chars splits it (1 for an invalid byte).
