@@ -152,6 +152,10 @@ struct ArrayTooLong {
   const ArrayCap* cap;
 };
 
+struct TooManyKeys {
+  bool one_object;  // one object past kMaxObjectKeys, else the sum past kMaxKeyComparisons
+};
+
 std::optional<ApiError> parse_body(const std::string& body, ordered_json& j, std::span<const ArrayCap> caps = {}) {
   if (nesting_depth(body, kMaxRequestDepth) > kMaxRequestDepth) {
     return bad_request("The JSON body nests deeper than " + std::to_string(kMaxRequestDepth) + " levels.");
@@ -160,8 +164,18 @@ std::optional<ApiError> parse_body(const std::string& body, ordered_json& j, std
     // Depth 1: the top-level object's keys; depth 2: the elements of an array member.
     const ArrayCap* counting = nullptr;
     size_t elements = 0;
+    // The keys so far of the object open at each depth, and the comparisons they have cost.
+    std::vector<size_t> keys(size_t(kMaxRequestDepth) + 2, 0);
+    size_t comparisons = 0;
     const auto count = [&](int depth, nlohmann::detail::parse_event_t event, ordered_json& parsed) {
       using E = nlohmann::detail::parse_event_t;
+      const size_t d = std::min(size_t(depth), keys.size() - 2);
+      if (event == E::object_start) keys[d + 1] = 0;
+      if (event == E::key) {
+        comparisons += keys[d]++;
+        if (keys[d] > kMaxObjectKeys) throw TooManyKeys{true};
+        if (comparisons > kMaxKeyComparisons) throw TooManyKeys{false};
+      }
       if (depth == 1 && event == E::key) {
         counting = nullptr;
         elements = 0;
@@ -172,7 +186,14 @@ std::optional<ApiError> parse_body(const std::string& body, ordered_json& j, std
       }
       return true;
     };
-    j = caps.empty() ? ordered_json::parse(body) : ordered_json::parse(body, count);
+    j = ordered_json::parse(body, count);
+  } catch (const TooManyKeys& e) {
+    if (e.one_object)
+      return bad_request("The JSON body has an object with more than " + std::to_string(kMaxObjectKeys) + " keys.",
+                         "", "object_above_max_keys");
+    return bad_request("The JSON body's objects have too many keys together (past " +
+                           std::to_string(kMaxKeyComparisons) + " comparisons of a key with the keys before it).",
+                       "", "object_above_max_keys");
   } catch (const ArrayTooLong& e) {
     return bad_request("Invalid '" + std::string(e.cap->key) +
                            "': array too long. Expected an array with maximum length " + std::to_string(e.cap->max) +

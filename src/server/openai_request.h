@@ -47,6 +47,14 @@ inline constexpr int kMaxRequestDepth = 64;
 // 200,000 empty messages: ~0.8 s of copies, a render, a tokenization, ~1 GB of memory) only ever
 // ended in a context error.
 inline constexpr size_t kMaxMessages = 4096;
+// Most keys one JSON object of a request may have, and the most key comparisons all its objects
+// may cost together: the parser keeps each object's keys in order (ordered_json, so a tool's schema
+// reaches the template as the client wrote it) and looks each new key up among the earlier ones,
+// so an object of k keys costs k^2/2 comparisons -- an 870 KB object of 80,000 keys took 38 s.
+// Both are counted while the body is parsed. Real requests stay far below (a 300-entry logit_bias:
+// 45,000 comparisons; 128 tools of 30 properties: 60,000).
+inline constexpr size_t kMaxObjectKeys = 1024;
+inline constexpr size_t kMaxKeyComparisons = size_t(1) << 24;
 // Most tools a chat request may declare: OpenAI's own limit (each is a JSON schema the template
 // writes into the prompt).
 inline constexpr size_t kMaxTools = 128;

@@ -128,6 +128,8 @@ idle_pid=$!
 holds "invalid UTF-8 in a message: 400 naming messages[0].content (was a 500)" client invalid-utf8
 holds "echoed token ids that are broken UTF-8: 200, valid JSON" client echo-bytes
 holds "an 8 MB text prompt: refused by its size, not tokenized" client text-bound
+holds "objects of many keys (quadratic to parse in order): refused while parsing (80,000 keys took 38 s)" \
+  client wide-objects
 if [ "$sanitized" -eq 1 ]; then rss=(--within 10); else rss=(--max-growth-kib 65536 --within 1); fi
 holds "20 requests of 200,000 messages: each refused at once, RSS back near where it was" \
   client rss-burst "$spid" 20 "${rss[@]}"

@@ -184,6 +184,20 @@ def check_text_bound(port, a):
         fail(f"counted by tokenizing, not bounded by size: {r!r}")
 
 
+def check_wide_objects(port, a):
+    """Objects with many keys (which the ordered parser compares pairwise): refused while parsing."""
+    keys = {f"k{i}": 0 for i in range(600000)}  # 8 MB in one object: hours before the limits
+    for label, body in [("one object of 600,000 keys", {"messages": [{"role": "user", "content": "hi"}],
+                                                        "logit_bias": keys}),
+                        ("300 objects of 1,000 keys", {"messages": [{"role": "user", "content": "hi"}],
+                                                       "x": [{f"k{i}": 0 for i in range(1000)}] * 300})]:
+        t0 = time.monotonic()
+        r = exchange(port, request_bytes("POST", "/v1/chat/completions", body), timeout=20)
+        expect(r, 400, "object_above_max_keys")
+        if time.monotonic() - t0 > a.within:
+            fail(f"{label}: refused only after {time.monotonic() - t0:.1f} s")
+
+
 def check_pipelined(port, a):
     """N completions and a /health in one write: N + 1 answers, in order, on the one connection."""
     one = request_bytes("POST", "/v1/completions", {"prompt": "hi", "max_tokens": 1, "temperature": 0})
@@ -407,6 +421,9 @@ def main():
         c = sub.add_parser(name)
         c.add_argument("out")
         c.set_defaults(fn=fn)
+    c = sub.add_parser("wide-objects")
+    c.add_argument("--within", type=float, default=3.0)
+    c.set_defaults(fn=check_wide_objects)
     c = sub.add_parser("rss-burst")
     c.add_argument("pid", type=int)
     c.add_argument("n", type=int)
