@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -12,9 +13,21 @@
 
 namespace tandem::compiler {
 
+// A linear compiled in another format than the layer's: its weight's row is not a multiple of
+// the layer format's block.
+struct FormatFallback {
+  std::string weight;     // "blk.0.ffn_down.weight"
+  std::string requested;  // "q4_0"
+  std::string used;       // "f16"
+  std::string reason;
+};
+
 // A module holding func @layer_<phase>_<rows>; null with *error set when the layer cannot be
-// expressed (an op the llm dialect has no form for, a storage format it does not know).
+// expressed (an op the llm dialect has no form for, a storage format it does not know). Linears
+// whose row the format's block does not divide are compiled as f16, each listed in
+// *format_fallbacks when given.
 mlir::OwningOpRef<mlir::ModuleOp> build_decoder_layer(mlir::MLIRContext& ctx, const ModelConfig& c, int rows,
-                                                     std::string_view phase, std::string_view quant, std::string* error);
+                                                     std::string_view phase, std::string_view quant, std::string* error,
+                                                     std::vector<FormatFallback>* format_fallbacks = nullptr);
 
 }  // namespace tandem::compiler

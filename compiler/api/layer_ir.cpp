@@ -31,8 +31,9 @@ using graph::OpKind;
 class LayerEmitter {
  public:
   LayerEmitter(OpBuilder& b, Location loc, const ModelConfig& c, const graph::Buffers& buf, int rows, int context,
-               StringAttr quant)
-      : b_(b), loc_(loc), c_(c), buf_(buf), rows_(rows), context_(context), quant_(quant) {}
+               StringAttr quant, std::vector<FormatFallback>* format_fallbacks)
+      : b_(b), loc_(loc), c_(c), buf_(buf), rows_(rows), context_(context), quant_(quant),
+        format_fallbacks_(format_fallbacks) {}
 
   // The function's arguments: the residual rows first, then each weight as the ops first read it,
   // then the positions, the two caches and the append position.
@@ -71,6 +72,21 @@ class LayerEmitter {
   }
   Value positions(func::FuncOp fn) { return extra(fn, "pos", RankedTensorType::get({rows_}, b_.getI32Type())); }
 
+  // The format a linear reading rows of `w` is compiled in: the layer's, or f16 where the
+  // layer's block does not divide the row (stories260K's ffn_down reads 172 columns). That is
+  // what llama-quantize leaves such a tensor in, so it is also what the runtime asks the compile
+  // cache for; the other linears keep the layer's format.
+  StringAttr quant_for(const Weight& w) {
+    const std::optional<DType> t = dtype_from_name(quant_.getValue());
+    const int64_t block = t ? dtype_traits(*t).block_size : 1;
+    if (w.cols % block == 0) return quant_;
+    if (format_fallbacks_)
+      format_fallbacks_->push_back({w.name, std::string(quant_.getValue()), "f16",
+                                    "input width " + std::to_string(w.cols) + " is not a multiple of the " +
+                                        std::string(quant_.getValue()) + " block (" + std::to_string(block) + ")"});
+    return b_.getStringAttr("f16");
+  }
+
   LogicalResult emit_one(const OpCall& op, func::FuncOp fn, std::string* error) {
     auto f32 = [&](double v) { return b_.getF32FloatAttr(float(v)); };
     switch (op.kind) {
@@ -88,7 +104,7 @@ class LayerEmitter {
       }
       case OpKind::kMatmul: {
         Value w = weight(fn, op.weight);
-        value_[op.out.data] = b_.create<llm::LinearOp>(loc_, act(op.weight->rows), in(op.a.data), w, quant_, StringAttr(),
+        value_[op.out.data] = b_.create<llm::LinearOp>(loc_, act(op.weight->rows), in(op.a.data), w, quant_for(*op.weight), StringAttr(),
                                                        StringAttr(), StringAttr());
         return success();
       }
@@ -152,6 +168,7 @@ class LayerEmitter {
   const graph::Buffers& buf_;
   int64_t rows_, context_;
   StringAttr quant_;
+  std::vector<FormatFallback>* format_fallbacks_;
   std::map<const void*, Value> value_;
   std::map<const Weight*, Value> weights_;
   std::map<std::string, Value> extras_;
@@ -160,7 +177,8 @@ class LayerEmitter {
 }  // namespace
 
 OwningOpRef<ModuleOp> build_decoder_layer(MLIRContext& ctx, const ModelConfig& config, int rows, std::string_view phase,
-                                          std::string_view quant, std::string* error) {
+                                          std::string_view quant, std::string* error,
+                                          std::vector<FormatFallback>* format_fallbacks) {
   const std::optional<DType> type = dtype_from_name(quant);
   if (!type || (*type != DType::F16 && *type != DType::Q8_0 && *type != DType::Q4_0)) {
     *error = "weights stored as '" + std::string(quant) + "' have no llm form (f16, q8_0, q4_0)";
@@ -185,7 +203,7 @@ OwningOpRef<ModuleOp> build_decoder_layer(MLIRContext& ctx, const ModelConfig& c
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   b.setInsertionPointToEnd(module->getBody());
   const std::string name = "layer_" + std::string(phase) + "_" + std::to_string(rows);
-  LayerEmitter emit(b, loc, c, buf, rows, context, b.getStringAttr(quant));
+  LayerEmitter emit(b, loc, c, buf, rows, context, b.getStringAttr(quant), format_fallbacks);
   auto fn = b.create<func::FuncOp>(loc, name, b.getFunctionType({emit.act(c.dim)}, {}));
   fn->setAttr("llm.phase", b.getStringAttr(phase));
   if (failed(emit.emit(ops, fn, error))) return nullptr;

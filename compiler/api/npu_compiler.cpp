@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "compiler/api/layer_builder.h"
+#include "core/dtype.h"
 
 #include "dialects/npu/ProgramConversion.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -167,20 +168,46 @@ Result<CompiledModule> compile_mlir(std::string_view text, const CompileOptions&
       options);
 }
 
-Result<CompiledModule> compile_linear(uint32_t rows, uint32_t in, uint32_t out, std::string_view quant,
+namespace {
+
+// What a fallback of a linear to another format reads as in the report: "linear -> npu (f16)".
+FallbackOp format_fallback(const std::string& weight, const std::string& used, const std::string& reason) {
+  FallbackOp f;
+  f.op = "llm.linear";
+  f.device = "npu (" + used + ")";
+  f.reason = weight + ": " + reason + "; compiled as " + used;
+  return f;
+}
+
+}  // namespace
+
+Result<CompiledModule> compile_linear(uint32_t rows, uint32_t in, uint32_t out, std::string_view requested,
                                       const CompileOptions& options) {
+  // A row the format's block does not divide is compiled as f16, as compile_layer's linears are.
+  const std::optional<DType> t = dtype_from_name(requested);
+  const uint32_t block = t ? uint32_t(dtype_traits(*t).block_size) : 1;
+  const std::string_view quant = in % block == 0 ? requested : std::string_view("f16");
   auto tensor = [](uint32_t a, uint32_t b) { return "tensor<" + std::to_string(a) + "x" + std::to_string(b) + "xf16>"; };
   const std::string x = tensor(rows, in), w = tensor(out, in), y = tensor(rows, out);
   const std::string text = "func.func @linear(%x: " + x + ", %w: " + w + ") -> " + y + " {\n  %y = llm.linear %x, %w {quant = \"" +
                            std::string(quant) + "\"} : " + x + ", " + w + " -> " + y + "\n  return %y : " + y + "\n}\n";
-  return compile_mlir(text, options);
+  Result<CompiledModule> m = compile_mlir(text, options);
+  if (m.ok() && quant != requested)
+    m->fallbacks.push_back(format_fallback(std::to_string(out) + "x" + std::to_string(in) + " slice", "f16",
+                                           "input width " + std::to_string(in) + " is not a multiple of the " +
+                                               std::string(requested) + " block (" + std::to_string(block) + ")"));
+  return m;
 }
 
 Result<CompiledModule> compile_layer(const ModelConfig& c, int rows, std::string_view phase, std::string_view quant,
                                      const CompileOptions& options) {
-  return compile_module(
-      [&](MLIRContext& ctx, std::string* error) { return build_decoder_layer(ctx, c, rows, phase, quant, error); },
+  std::vector<FormatFallback> formats;
+  Result<CompiledModule> m = compile_module(
+      [&](MLIRContext& ctx, std::string* error) { return build_decoder_layer(ctx, c, rows, phase, quant, error, &formats); },
       options);
+  if (m.ok())
+    for (const FormatFallback& f : formats) m->fallbacks.push_back(format_fallback(f.weight, f.used, f.reason));
+  return m;
 }
 
 }  // namespace tandem::compiler

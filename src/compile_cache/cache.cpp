@@ -105,7 +105,15 @@ Result<CompileCache> CompileCache::open(const std::string& dir, const CacheKey& 
   if (k.model_hash != expected.model_hash) return stale("model", k.model_hash, expected.model_hash);
   if (k.target_hash != expected.target_hash) return stale("NPU target", k.target_hash, expected.target_hash);
   if (k.driver_version != expected.driver_version) return stale("compiler", k.driver_version, expected.driver_version);
-  if (k.quant_config != expected.quant_config) return stale("quant config", k.quant_config, expected.quant_config);
+  // The cache's quant config lists the formats it was compiled for ("q4_0,q8_0"); a run needs the
+  // one its npu packs the model's weights in.
+  bool holds = false;
+  for (size_t at = 0; at <= k.quant_config.size();) {
+    const size_t comma = std::min(k.quant_config.find(',', at), k.quant_config.size());
+    holds = holds || k.quant_config.compare(at, comma - at, expected.quant_config) == 0;
+    at = comma + 1;
+  }
+  if (!holds) return stale("quant config", k.quant_config, expected.quant_config);
   return c;
 }
 

@@ -205,6 +205,18 @@ sys.exit(0 if a==b and len(a[0])>0 and all(r>=0 for _,_,r in a[0]) else 1)"
   check "npu-owned KV: tokens equal cpu" same_nonempty "$kv_cpu" "$kv_npu"
   check "npu-owned KV: every append the compiler's program" grep -Eq '^kv cache +npu-owned fp16 pages, head_major.*; [1-9][0-9]* appends by the npu' "$WORK/kv.err"
   check "compile table" bash -c "\"$TANDEM\" compile --model-preset test-small --buckets 16 --no-validate -o '$WORK/cache2' | grep -Eq '^\\| prefill \\|    16 \\|.*\\|  +- \\|  +- \\|'"
+  # A real f32 model whose FFN width (172) the q4_0 and q8_0 blocks do not divide: by default the
+  # compile is in the format the npu packs it in (f16) and a run with the cache gives the cpu's
+  # tokens; asked for q4_0, the linears reading 172 columns fall back to f16, said in the table.
+  S="$SHARED/testdata/models/stories260K.gguf"
+  if [ -f "$S" ]; then
+    check "compile stories260K (f32) by default" bash -c "\"$TANDEM\" compile -m '$S' --buckets 8 -o '$WORK/c260' | grep -Eq '^\| decode  \|     1 \| max    \| f16 '"
+    st_cpu=$(TANDEM_MATMUL_PRECISION=fp32 "$TANDEM" run -m "$S" --prompt-ids "1 2 3 4 5" -n 8 --ids --temp 0)
+    st_npu=$("$TANDEM" run -m "$S" --devices cpu,npu --strategy npu-only --prompt-ids "1 2 3 4 5" -n 8 --ids --temp 0 --npu-cache "$WORK/c260" 2>/dev/null)
+    check "stories260K with its compile cache: tokens equal cpu" same_nonempty "$st_cpu" "$st_npu"
+    check "compile stories260K as q4_0: ffn_down falls back to f16" bash -c "\"$TANDEM\" compile -m '$S' --buckets 8 --precisions q4_0 --no-validate -o '$WORK/c260q' | grep -Eq '^\| prefill \|     8 \| max    \| q4_0 .*linear -> npu \(f16\)'"
+    check "format fallback names the weight" grep -q "blk.0.ffn_down.weight: input width 172 is not a multiple of the q4_0 block (32); compiled as f16" "$WORK/c260q/manifest.json"
+  fi
   # simulate given the cache: the SoC's NPU shapes the cache holds are timed on the compiled programs
   # (the standard lengths are its buckets, so npu-only asks for nothing else); a cache for another
   # NPU target is refused.

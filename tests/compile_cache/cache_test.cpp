@@ -148,5 +148,29 @@ TEST(CompileCache, RefusesAStaleKeyNamingThePart) {
   EXPECT_FALSE(CompileCache::open(fresh_dir("c4"), key()).ok());  // no manifest
 }
 
+// A cache compiled for several formats ("q4_0,q8_0") serves a run that needs any one of them,
+// and no other (not a prefix, not the list's text in part).
+TEST(CompileCache, OpensForEachFormatItWasCompiledFor) {
+  const std::string dir = fresh_dir("c5");
+  CacheWriter w(dir);
+  CacheKey both = key();
+  both.quant_config = "q4_0,q8_0";
+  w.manifest().key = both;
+  ASSERT_TRUE(w.finish().ok());
+  for (const char* q : {"q4_0", "q8_0"}) {
+    CacheKey k = both;
+    k.quant_config = q;
+    EXPECT_TRUE(CompileCache::open(dir, k).ok()) << q;
+  }
+  for (const char* q : {"f16", "q4", "q4_0,q8_0,f16", "", "8_0"}) {
+    CacheKey k = both;
+    k.quant_config = q;
+    auto c = CompileCache::open(dir, k);
+    ASSERT_FALSE(c.ok()) << q;
+    EXPECT_NE(c.status().message().find("compiled for another quant config (cache has 'q4_0,q8_0'"), std::string::npos)
+        << c.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace tandem::compile_cache

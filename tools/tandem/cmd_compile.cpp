@@ -14,6 +14,7 @@
 #include "compile_cache/sha256.h"
 #include "compiler/driver/variant_set.h"
 #include "core/interrupt.h"
+#include "devices/npu/npu_device.h"
 #include "model/gen_model.h"
 #include "model/model.h"
 #include "planner/plan.h"
@@ -119,7 +120,7 @@ Command add_compile(CLI::App& app) {
   sub->add_option("--lengths", o->lengths, "length distribution for --buckets auto (see tandem buckets)")->capture_default_str();
   sub->add_option("--bucket-count", o->bucket_count, "buckets for --buckets auto, 1..64")->transform(integer_in(1, 64))->capture_default_str();
   sub->add_option("--power-levels", o->power, "power levels: max and/or NPU caps in watts, e.g. max,1.5W")->capture_default_str();
-  sub->add_option("--precisions", o->precisions, "weight formats to compile (f16,q8_0,q4_0; default: the model's, presets q4_0)");
+  sub->add_option("--precisions", o->precisions, "weight formats to compile (f16,q8_0,q4_0; default: the one the npu packs the model's weights in, f16 for f32/bf16/K-quants; presets q4_0)");
   sub->add_option("--plan", o->plan,
                   "a solver plan (tandem plan -o): also compile the NPU's slice of every weight split it uses, so "
                   "`run --plan` binds compiled programs for them");
@@ -170,8 +171,10 @@ Command add_compile(CLI::App& app) {
               TANDEM_ASSIGN_OR_RETURN(model, Model::load(o->model));
               TANDEM_ASSIGN_OR_RETURN(id.hash, compile_cache::sha256_file(o->model));
               id.name = o->model;
+              // The format the npu packs the model's weights in (an f32, bf16 or K-quant model: f16) is
+              // the one it asks the compile cache for.
               const DType wt = model->layers().empty() ? DType::Q4_0 : model->layers()[0].wq.type;
-              if (wt == DType::F16 || wt == DType::Q8_0 || wt == DType::Q4_0) default_precision = std::string(dtype_name(wt));
+              default_precision = std::string(dtype_name(devices::NpuDevice::packed_format(wt)));
             } else {
               TANDEM_ASSIGN_OR_RETURN(model, shape_only_preset(o->preset, DType::Q4_0));
               id.name = o->preset;

@@ -122,7 +122,8 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
     TANDEM_ASSIGN_OR_RETURN(npu::TargetModel target, npu::TargetModel::load_default());
     TANDEM_ASSIGN_OR_RETURN(std::string model_hash, compile_cache::sha256_file(d.model_file));
     const compile_cache::CacheKey key = compile_cache::key_for(
-        std::move(model_hash), target, model->layers().empty() ? "" : std::string(dtype_name(model->layers()[0].wq.type)));
+        std::move(model_hash), target,
+        model->layers().empty() ? "" : std::string(dtype_name(devices::NpuDevice::packed_format(model->layers()[0].wq.type))));
     TANDEM_ASSIGN_OR_RETURN(compile_cache::CompileCache cache, compile_cache::CompileCache::open(d.npu_cache, key));
     if (!d.npu_power_level.empty()) TANDEM_RETURN_IF_ERROR(cache.select_power_level(d.npu_power_level));
     o.npu_cache = std::make_shared<const compile_cache::CompileCache>(std::move(cache));

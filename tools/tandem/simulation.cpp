@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "compile_cache/sha256.h"
+#include "devices/npu/npu_device.h"
 #include "planner/perf_model.h"
 #include "planner/plan.h"
 #include "planner/profiler.h"
@@ -30,7 +31,9 @@ Result<std::shared_ptr<const compile_cache::CompileCache>> open_npu_cache(const 
   } else {
     return Internal("--npu-cache: the model's file or preset is unknown");
   }
-  const std::string quant = model.layers().empty() ? "" : std::string(dtype_name(model.layers()[0].wq.type));
+  // The format the npu packs the weights in is the one the cache must hold (tandem compile's default).
+  const std::string quant =
+      model.layers().empty() ? "" : std::string(dtype_name(devices::NpuDevice::packed_format(model.layers()[0].wq.type)));
   TANDEM_ASSIGN_OR_RETURN(compile_cache::CompileCache cache,
                           compile_cache::CompileCache::open(q.npu_cache, compile_cache::key_for(hash, npu->npu.target, quant)));
   if (!q.npu_power_level.empty()) TANDEM_RETURN_IF_ERROR(cache.select_power_level(q.npu_power_level));
