@@ -1,8 +1,10 @@
 // The device contract: what every processor tandem runs on offers to the executor.
 //
 // Small on purpose (ggml-backend style): identity and capabilities, `supports()` per call,
-// asynchronous `submit()` returning a completion, and, for static-graph devices (NPUs),
-// `prepare()` of a graph for one static shape, cached, with its cost measured and reported.
+// asynchronous `submit()` returning a completion, and the shared memory pool mapped once. What
+// only some devices do -- static graphs prepared per shape (NPUs), compiled programs from a
+// compile cache, completion flags, staged memory -- are optional capability interfaces
+// (devices/capabilities.h) that a device implements and the runtime asks for.
 // Invariant checks that hold for every device (shapes, ranges, static-shape refusal) live in
 // validate_call() beside the contract, not in each device.
 #pragma once
@@ -13,12 +15,9 @@
 #include <vector>
 
 #include "core/status.h"
+#include "devices/capabilities.h"
 #include "graph/op.h"
 #include "model/model.h"
-
-namespace tandem::compile_cache {
-class CompileCache;
-}
 
 namespace tandem::devices {
 
@@ -46,11 +45,6 @@ using graph::OpCall;
 using graph::OpKind;
 using graph::op_kind_name;
 using graph::validate_call;
-
-struct PrepareReport {
-  bool cached = false;        // the graph was already built
-  double prepare_seconds = 0; // cost of building it (measured, or modeled for an emulated NPU)
-};
 
 // Completion of submitted work. wait() returns the work's status (a failed kernel reports here).
 class Completion {
@@ -89,33 +83,19 @@ class Device {
   // Maps a block of the shared memory pool for the device (once, up front): afterwards every
   // pointer inside it is used in place. Devices that address host memory directly need nothing.
   virtual Status map_shared_memory(void* base, size_t bytes) { return Status::Ok(); }
-  // Static-graph devices build graphs here; dynamic devices need not override it.
-  virtual Result<PrepareReport> prepare(const GraphSpec& spec);
-  // Total prepare time spent so far (reported by tools).
-  virtual double prepare_seconds_total() const { return 0.0; }
-  // Fast synchronization (HeteroInfer): a device that can write a completion flag into shared
-  // memory after each kernel does so into `flag` (8 bytes of the mapped pool, 0 at first; each
-  // kernel stores its sequence number there), and its completions' ready() then reads the flag
-  // instead of asking the driver. false: the device cannot, ready() keeps asking the driver.
-  virtual bool use_completion_flag(uint64_t* flag) { return false; }
-  // Bytes copied between host and device memory so far (0 on unified memory used in place).
-  virtual uint64_t bytes_copied() const { return 0; }
-  // fp32 bytes of the shared pool converted to or from the device's own precision so far (a
-  // device computing in fp16 reads and writes the pool's fp32 activations through fp16 staging):
-  // bytes moved besides the copies, counted on the pool's side.
-  virtual uint64_t bytes_converted() const { return 0; }
-  // Static-graph devices: graphs built so far, and of those, programs a compile cache supplied.
-  virtual uint64_t graphs_prepared() const { return 0; }
-  virtual uint64_t graphs_from_cache() const { return 0; }
-  // With a compile cache: graphs built at run time because the cache had no program for them, and
-  // why the first was not there ("" when none).
-  virtual uint64_t graphs_not_cached() const { return 0; }
-  virtual std::string first_not_cached() const { return ""; }
-  // Runs the compiled programs of `cache` where it has the shape (optional: devices that run no
-  // compiled programs refuse).
-  virtual Status use_compile_cache(std::shared_ptr<const compile_cache::CompileCache> cache) {
-    return Unsupported(name() + ": runs no compiled NPU programs (--npu-cache needs an npu)");
-  }
+
+  // Optional capabilities (devices/capabilities.h): the device itself where it has one, else null.
+  virtual StaticGraphs* static_graphs() { return nullptr; }
+  virtual CompiledPrograms* compiled_programs() { return nullptr; }
+  virtual CompletionFlags* completion_flags() { return nullptr; }
+  virtual const MemoryTraffic* memory_traffic() const { return nullptr; }
 };
+
+// What the runtime asks of any device, answered from its capabilities: a dynamic-shape device
+// (no StaticGraphs) runs any shape as it comes, so preparing is a no-op; a device without
+// MemoryTraffic moved nothing besides computing.
+Result<PrepareReport> prepare_graph(Device& d, const GraphSpec& spec);
+uint64_t bytes_copied(const Device& d);
+uint64_t bytes_converted(const Device& d);
 
 }  // namespace tandem::devices

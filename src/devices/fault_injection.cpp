@@ -47,7 +47,7 @@ Result<PrepareReport> FaultInjectingDevice::prepare(const GraphSpec& spec) {
     ++injected_;
     return Internal("injected prepare failure for " + spec.key());
   }
-  return inner_->prepare(spec);
+  return prepare_graph(*inner_, spec);
 }
 
 Result<std::unique_ptr<Completion>> FaultInjectingDevice::submit(const OpCall& call) {

@@ -127,7 +127,7 @@ Result<double> handoff_seconds(devices::Device& a, devices::Device& b, const gra
 // A static-graph device (the npu) runs a shape only once its graph is built.
 Result<devices::PrepareReport> prepare_if_static(devices::Device& d, const graph::OpCall& call) {
   if (d.caps().dynamic_shapes) return devices::PrepareReport{true, 0.0};
-  return d.prepare(graph::GraphSpec::of(call));
+  return devices::prepare_graph(d, graph::GraphSpec::of(call));
 }
 
 }  // namespace

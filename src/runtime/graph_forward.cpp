@@ -78,8 +78,8 @@ ExecutionReport GraphForward::execution_report() const {
   ExecutionReport r = report_with_pool("op graph on " + device_->name(), memory_);
   r.kv = kv_note_;
   r.kv_bytes = buffers_.kv_bytes;
-  r.device_bytes_copied = device_->bytes_copied();
-  r.device_bytes_converted = device_->bytes_converted();
+  r.device_bytes_copied = devices::bytes_copied(*device_);
+  r.device_bytes_converted = devices::bytes_converted(*device_);
   r.tasks = usage_.tasks;
   r.devices[device_->name()] = usage_;
   return r;

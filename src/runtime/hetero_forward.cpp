@@ -86,7 +86,6 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   const size_t pad_y = h->memory_.reserve("npu padding out [L x width]", size_t(pad_rows * pad_cols) * sizeof(float), c.n_layers);
   // The device set: names, opened and checked before any memory is laid out for them.
   std::vector<std::string> names = o.devices;
-  if (names.empty()) names = {o.partition.gpu, o.partition.npu};
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   std::erase(names, std::string());
@@ -134,7 +133,11 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   std::map<std::string, devices::Device*> raw;
   for (auto& [name, d] : opened) {
     if (name == o.partition.npu) {
-      if (o.npu_cache) TANDEM_RETURN_IF_ERROR(d->use_compile_cache(o.npu_cache));
+      if (o.npu_cache) {
+        devices::CompiledPrograms* programs = d->compiled_programs();
+        if (!programs) return InvalidArgument("--npu-cache: " + name + " runs no compiled NPU programs");
+        TANDEM_RETURN_IF_ERROR(programs->use_compile_cache(o.npu_cache));
+      }
       if (faults.any()) d = std::make_unique<devices::FaultInjectingDevice>(std::move(d), faults);
       h->npu_ = d.get();
     }
@@ -143,7 +146,8 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
     // it (the driver waits blocking on a device that computes on every host core).
     if (o.sync == SyncMode::kFast && (o.poll_host_devices || !d->caps().computes_on_host_cores)) {
       auto* flag = reinterpret_cast<uint64_t*>(h->memory_.get_as<char>(flags) + raw.size() * MemoryPool::kAlignment);
-      if (d->use_completion_flag(flag)) h->flag_devices_.push_back(name);
+      devices::CompletionFlags* flags_cap = d->completion_flags();
+      if (flags_cap && flags_cap->use_completion_flag(flag)) h->flag_devices_.push_back(name);
     }
     raw[name] = d.get();
     h->devices_[name] = std::move(d);
@@ -153,7 +157,7 @@ Result<std::unique_ptr<HeteroForward>> HeteroForward::create(std::shared_ptr<con
   HeteroForward* self = h.get();
   auto npu_can_run = [npu, warned, self](const graph::GraphSpec& spec) mutable {
     if (!npu) return false;
-    Result<devices::PrepareReport> r = npu->prepare(spec);
+    Result<devices::PrepareReport> r = devices::prepare_graph(*npu, spec);
     if (!r.ok() && r.status().code() == StatusCode::kDataLoss) {
       if (self->refused_.ok()) self->refused_ = r.status();
       return false;
@@ -188,13 +192,15 @@ ExecutionReport HeteroForward::execution_report() const {
   const DriverStats& s = driver_->stats();
   r.host_bytes_copied = s.host_bytes_copied;
   for (const auto& [name, d] : devices_) {
-    r.device_bytes_copied += d->bytes_copied();
-    r.device_bytes_converted += d->bytes_converted();
+    r.device_bytes_copied += devices::bytes_copied(*d);
+    r.device_bytes_converted += devices::bytes_converted(*d);
   }
-  r.npu_graphs = npu_ ? npu_->graphs_prepared() : 0;
-  r.npu_graphs_compiled = npu_ ? npu_->graphs_from_cache() : 0;
-  r.npu_graphs_not_cached = npu_ ? npu_->graphs_not_cached() : 0;
-  r.npu_first_not_cached = npu_ ? npu_->first_not_cached() : "";
+  const devices::StaticGraphs* graphs = npu_ ? npu_->static_graphs() : nullptr;
+  const devices::CompiledPrograms* programs = npu_ ? npu_->compiled_programs() : nullptr;
+  r.npu_graphs = graphs ? graphs->graphs_prepared() : 0;
+  r.npu_graphs_compiled = programs ? programs->graphs_from_cache() : 0;
+  r.npu_graphs_not_cached = programs ? programs->graphs_not_cached() : 0;
+  r.npu_first_not_cached = programs ? programs->first_not_cached() : "";
   r.placed_elsewhere = partitioner_->placed_elsewhere();
   r.npu_row_ops = partitioner_->npu_row_ops();
   r.npu_fused = partitioner_->npu_fused();
@@ -228,7 +234,8 @@ ExecutionReport HeteroForward::execution_report() const {
 
 double HeteroForward::prepare_seconds() const {
   double total = 0;
-  for (const auto& [name, d] : devices_) total += d->prepare_seconds_total();
+  for (const auto& [name, d] : devices_)
+    if (const devices::StaticGraphs* g = d->static_graphs()) total += g->prepare_seconds_total();
   return total;
 }
 

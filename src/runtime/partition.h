@@ -54,7 +54,7 @@ struct PartitionOptions {
   // the GPU's role (dynamic shapes: the GPU, or the cpu where there is none) and every op that is
   // not a split matmul; `npu` the NPU's (static graphs; "" when the set has none: every matmul
   // then runs on `gpu`). `fallbacks`, in order, take an op the role's device does not support.
-  std::string gpu = "opencl", npu = "npu";
+  std::string gpu, npu;  // set from the device set (DeviceRoles::apply_to)
   std::vector<std::string> fallbacks;
   // The compiler's placement (a compile cache is given): a row op (rmsnorm, swiglu, add) runs on
   // the NPU when the matmul that next reads the pool runs whole on the NPU at this length, so a

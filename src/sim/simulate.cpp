@@ -13,7 +13,13 @@ Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const S
   if (o.prompt < 1 || o.prompt > 65536) return InvalidArgument("--prompt: " + std::to_string(o.prompt) + " must be in 1..65536");
   if (o.gen < 0 || o.gen > 65536) return InvalidArgument("--gen: " + std::to_string(o.gen) + " must be in 0..65536");
   const ModelConfig& c = model.config();
-  std::vector<int> lengths = o.partition.standard_lengths;
+  // Roles not given (partition.gpu empty): the SoC's units take them, as `tandem simulate` does.
+  PartitionOptions partition = o.partition;
+  if (partition.gpu.empty()) {
+    TANDEM_ASSIGN_OR_RETURN(DeviceRoles roles, soc.roles());
+    roles.apply_to(partition);
+  }
+  std::vector<int> lengths = partition.standard_lengths;
   std::sort(lengths.begin(), lengths.end());
 
   // The same buffers a real run lays out (addresses only), one prefill chunk for the prompt.
@@ -31,8 +37,8 @@ Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const S
   // The unit in the NPU's role, where the SoC has it (a task for a unit it lacks is the driver's
   // error, naming the device).
   const ComputeUnit* npu_unit = nullptr;
-  if (!o.partition.npu.empty()) {
-    if (auto q = soc.unit_for_device(o.partition.npu); q.ok()) npu_unit = &soc.units[*q];
+  if (!partition.npu.empty()) {
+    if (auto q = soc.unit_for_device(partition.npu); q.ok()) npu_unit = &soc.units[*q];
   }
   SimDriver driver(soc, o.sync);
   driver.set_copy_and_finish_baseline(o.copy_and_finish_baseline);
@@ -57,7 +63,7 @@ Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const S
     if (s.kind == graph::OpKind::kNormLinear && (!o.npu_cache || !devices::NpuDevice::cached_program(*o.npu_cache, s))) return false;
     const bool row_op = s.kind == graph::OpKind::kRmsNorm || s.kind == graph::OpKind::kSwiglu || s.kind == graph::OpKind::kAdd ||
                         s.kind == graph::OpKind::kNormLinear;
-    if (row_op ? !o.partition.npu_row_ops
+    if (row_op ? !partition.npu_row_ops
                : s.kind != graph::OpKind::kMatmul || !s.weight || !devices::NpuDevice::weight_type_supported(s.weight->type)) {
       return false;
     }
@@ -80,13 +86,13 @@ Result<SimulateResult> simulate(const Model& model, const SocModel& soc, const S
     return true;
   };
   PadScratch pad{pool.get_as<float>(pad_x), pool.get_as<float>(pad_y), pad_rows, pad_cols};
-  Partitioner partitioner(o.partition, pad, npu_can_run);
+  Partitioner partitioner(partition, pad, npu_can_run);
 
   auto run_chunk = [&](int n, int n_past) -> Status {
     const std::vector<graph::OpCall> ops = graph::build_forward(model, b, n, n_past, pool.get_as<float>(logits), false);
     TaskGraph g;
     partitioner.lower_forward(ops, [&](const graph::OpCall& op) { return graph::is_layer_matmul(model, op); }, g);
-    for (const auto& [key, seconds] : build_now) TANDEM_RETURN_IF_ERROR(driver.charge_prepare(o.partition.npu, seconds, key));
+    for (const auto& [key, seconds] : build_now) TANDEM_RETURN_IF_ERROR(driver.charge_prepare(partition.npu, seconds, key));
     build_now.clear();
     return driver.run(g);
   };

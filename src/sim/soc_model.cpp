@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/sourced_json.h"
+#include "devices/registry.h"
 
 namespace tandem::sim {
 
@@ -14,10 +15,9 @@ using nlohmann::json;
 
 namespace {
 
-// The kind of a device by its registry name (devices/registry.h: cpu, opencl, npu) or a kind's
-// own name.
+// The kind of a device by its registry name (devices/registry.h) or a kind's own name.
 std::optional<devices::DeviceKind> kind_of_device(const std::string& device) {
-  if (device == "opencl") return devices::DeviceKind::kGpu;
+  if (std::optional<devices::DeviceKind> k = devices::device_kind_of(device)) return k;
   for (devices::DeviceKind k : {devices::DeviceKind::kCpu, devices::DeviceKind::kGpu, devices::DeviceKind::kNpu})
     if (device == devices::device_kind_name(k)) return k;
   return std::nullopt;

@@ -569,16 +569,18 @@ void check_case(const std::string& dev_name, Device& dev, const Case& c, size_t 
   }
   expect_padding_intact(want, "the cpu reference");
 
+  // The capability and the caps agree: a device that runs only prepared shapes can prepare them.
+  EXPECT_EQ(dev.static_graphs() != nullptr, !dev.caps().dynamic_shapes) << dev_name;
   if (!dev.caps().dynamic_shapes) {
     EXPECT_FALSE(dev.supports(got.call)) << "a static-graph device must refuse an unprepared shape";
     EXPECT_FALSE(dev.submit(got.call).ok()) << "a static-graph device must not run an unprepared shape";
-    auto p = dev.prepare(GraphSpec::of(got.call));
+    auto p = prepare_graph(dev, GraphSpec::of(got.call));
     if (!p.ok()) {
       GTEST_SKIP() << dev_name << " prepares no graph for " << c.name << ": " << p.status().message();
       return;
     }
     EXPECT_FALSE(p->cached);
-    auto again = dev.prepare(GraphSpec::of(got.call));
+    auto again = prepare_graph(dev, GraphSpec::of(got.call));
     if (!again.ok()) {
       ADD_FAILURE() << again.status().message();
       return;

@@ -73,8 +73,8 @@ TEST_P(DeviceMatmul, RowSplitWithCpuMergesToTheFullResult) {
     if (!dev->caps().dynamic_shapes) {
       EXPECT_FALSE(dev->supports(mine)) << "a static-graph device must refuse an unprepared shape";
       EXPECT_FALSE(dev->submit(mine).ok());
-      if (!dev->prepare(GraphSpec::of(mine)).ok()) GTEST_SKIP() << name << " does not run " << dtype_name(type);
-      auto again = dev->prepare(GraphSpec::of(mine));
+      if (!prepare_graph(*dev, GraphSpec::of(mine)).ok()) GTEST_SKIP() << name << " does not run " << dtype_name(type);
+      auto again = prepare_graph(*dev, GraphSpec::of(mine));
       ASSERT_TRUE(again.ok());
       EXPECT_TRUE(again->cached);
     }
@@ -89,8 +89,8 @@ TEST_P(DeviceMatmul, RowSplitWithCpuMergesToTheFullResult) {
     // A device computing in fp16 converts the fp32 input [m x in] and its output rows [m x split],
     // and says so; fp32 devices convert nothing.
     const uint64_t staged = uint64_t(m * f.w->cols + m * split) * sizeof(float);
-    EXPECT_EQ(dev->bytes_converted(), name == "npu" ? staged : 0u) << name << " m=" << m;
-    EXPECT_EQ(cpu->bytes_converted(), 0u);
+    EXPECT_EQ(bytes_converted(*dev), name == "npu" ? staged : 0u) << name << " m=" << m;
+    EXPECT_EQ(bytes_converted(*cpu), 0u);
     // fp32 devices agree to rounding; the npu computes in fp16.
     const double limit = dev->caps().kind == DeviceKind::kNpu ? 1e-5 : 1e-10;
     EXPECT_LT(nmse(y, f.want), limit) << name << " m=" << m;

@@ -84,7 +84,7 @@ TEST(GraphOnDevice, OpenclCopiesNoBytesOnUnifiedMemory) {
   std::vector<float> logits(size_t(model->config().n_vocab));
   const std::vector<TokenId> prompt{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   ASSERT_TRUE((*graph)->eval(prompt, 0, logits.data()).ok());
-  EXPECT_EQ((*graph)->device().bytes_copied(), 0u);
+  EXPECT_EQ(devices::bytes_copied((*graph)->device()), 0u);
   EXPECT_EQ((*graph)->execution_report().device_bytes_copied, 0u);
 }
 

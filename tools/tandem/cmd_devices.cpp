@@ -14,7 +14,8 @@ Command add_devices(CLI::App& app) {
             std::printf("| %-7s | %-4s | %-9s | %-14s | %-5s | %s\n", "device", "kind", "available", "shapes",
                         "async", "detail");
             std::printf("|---------|------|-----------|----------------|-------|-------\n");
-            for (const devices::DeviceListing& d : devices::list_devices(nullptr, *threads)) {
+            const std::vector<devices::DeviceListing> listed = devices::list_devices(nullptr, *threads);
+            for (const devices::DeviceListing& d : listed) {
               if (!d.available) {
                 std::printf("| %-7s | %-4s | %-9s | %-14s | %-5s | %s\n", d.name.c_str(), "-", "no", "-", "-",
                             d.unavailable.c_str());
@@ -25,6 +26,9 @@ Command add_devices(CLI::App& app) {
                           d.caps.dynamic_shapes ? "dynamic" : "static graphs", d.caps.async ? "yes" : "no",
                           d.caps.unified_memory ? "unified memory; " : "", d.caps.detail.c_str());
             }
+            // What each is and when to use it (the registry's line).
+            std::printf("\n");
+            for (const devices::DeviceListing& d : listed) std::printf("%-7s %s\n", d.name.c_str(), d.about.c_str());
             return Status::Ok();
           }};
 }

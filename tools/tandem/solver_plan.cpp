@@ -37,7 +37,8 @@ std::function<Result<HeteroOptions::PlanChoice>(const std::map<std::string, devi
       std::vector<devices::Device*> raw;
       for (const DeviceRoles::Member& m : roles.members) {
         TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<devices::Device> d, devices::open_device(m.name, model, o.threads));
-        if (o.npu_cache && d->caps().kind == devices::DeviceKind::kNpu) TANDEM_RETURN_IF_ERROR(d->use_compile_cache(o.npu_cache));
+        if (devices::CompiledPrograms* programs = o.npu_cache ? d->compiled_programs() : nullptr)
+          TANDEM_RETURN_IF_ERROR(programs->use_compile_cache(o.npu_cache));
         raw.push_back(d.get());
         opened.push_back(std::move(d));
       }

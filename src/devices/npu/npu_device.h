@@ -30,17 +30,22 @@
 
 namespace tandem::devices {
 
-class NpuDevice final : public Device {
+class NpuDevice final : public Device, public StaticGraphs, public CompiledPrograms, public MemoryTraffic {
  public:
   explicit NpuDevice(npu::TargetModel target) : target_(std::move(target)) {}
   std::string name() const override { return "npu"; }
   DeviceCaps caps() const override;
   bool supports(const OpCall& call) const override;  // ops of a prepared shape and type
-  Result<PrepareReport> prepare(const GraphSpec& spec) override;
   Result<std::unique_ptr<Completion>> submit(const OpCall& call) override;
+  StaticGraphs* static_graphs() override { return this; }
+  CompiledPrograms* compiled_programs() override { return this; }
+  const MemoryTraffic* memory_traffic() const override { return this; }
+
+  // StaticGraphs
+  Result<PrepareReport> prepare(const GraphSpec& spec) override;
   double prepare_seconds_total() const override { return prepare_total_; }
   uint64_t graphs_prepared() const override { return graphs_.size(); }
-  // Compiled programs for matmul shapes (see the top of this file).
+  // CompiledPrograms: compiled programs for the shapes the cache holds (see the top of this file).
   void set_compile_cache(std::shared_ptr<const compile_cache::CompileCache> cache) { cache_ = std::move(cache); }
   Status use_compile_cache(std::shared_ptr<const compile_cache::CompileCache> cache) override {
     set_compile_cache(std::move(cache));
@@ -49,6 +54,8 @@ class NpuDevice final : public Device {
   uint64_t graphs_from_cache() const override { return from_cache_; }
   uint64_t graphs_not_cached() const override { return not_cached_; }
   std::string first_not_cached() const override { return first_not_cached_; }
+  // MemoryTraffic: the pool's fp32 through fp16 staging; nothing is copied besides.
+  uint64_t bytes_copied() const override { return 0; }
   uint64_t bytes_converted() const override { return converted_; }
   const npu::TargetModel& target() const { return target_; }
 

@@ -13,7 +13,7 @@
 
 namespace tandem::devices {
 
-class OpenclDevice final : public Device {
+class OpenclDevice final : public Device, public CompletionFlags, public MemoryTraffic {
  public:
   // Maps the model's weights once (model may be null: listing only); fails with a clear
   // message when no OpenCL device exists.
@@ -25,9 +25,13 @@ class OpenclDevice final : public Device {
   Result<std::unique_ptr<Completion>> submit(const OpCall& call) override;
 
   Status map_shared_memory(void* base, size_t bytes) override;
+  CompletionFlags* completion_flags() override { return this; }
+  const MemoryTraffic* memory_traffic() const override { return this; }
   // The flag must lie in a mapped region (zero copy), so the host sees the kernel's store.
   bool use_completion_flag(uint64_t* flag) override;
+  // Shadow copies the driver keeps of mapped buffers; it computes in fp32, converting nothing.
   uint64_t bytes_copied() const override { return ops_->runtime().bytes_copied(); }
+  uint64_t bytes_converted() const override { return 0; }
 
  private:
   OpenclDevice() = default;
