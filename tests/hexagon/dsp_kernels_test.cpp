@@ -55,7 +55,7 @@ TEST_F(HexagonDsp, QuantizeIsBitExact) {
 }
 
 TEST_F(HexagonDsp, QuantizeIsBitExactOnExtremeBlocks) {
-  const uint32_t in = 32 * 10;
+  const uint32_t in = 32 * 12;
   std::vector<float> x = testing::random_activations(1, in, 5);
   auto block = [&](int b) { return x.data() + 32 * b; };
   for (int j = 0; j < 32; ++j) block(0)[j] = 0.0f;                        // amax 0: d = 0, id = 0
@@ -68,6 +68,11 @@ TEST_F(HexagonDsp, QuantizeIsBitExactOnExtremeBlocks) {
   for (int j = 0; j < 32; ++j) block(6)[j] = (j % 3 ? 65504.0f * 127 : -1.0f);  // fp16 d at its top
   for (int j = 0; j < 32; ++j) block(7)[j] = 1e-6f * float(j - 16);      // fp16 d subnormal
   for (int j = 0; j < 32; ++j) block(8)[j] = -0.0f;
+  // d exactly halfway between two fp16 values: 1 + 2^-11 (normal; even is 1) and 3 * 2^-25
+  // (subnormal; even is 2 * 2^-24). amax = 127 d is exact, and so is amax / 127.
+  block(9)[4] = 127.0f * (1.0f + 0x1p-11f);
+  block(10)[30] = -127.0f * 3 * 0x1p-25f;
+  block(11)[0] = 127.0f * (1.0f + 3 * 0x1p-11f);  // the other tie direction: up to even
   expect_quantize_matches(x, 1, in);
 }
 
@@ -90,9 +95,14 @@ TEST_F(HexagonDsp, MatmulIsBitExactOverShapes) {
 TEST_F(HexagonDsp, MatmulIsBitExactOnRawWeights) {
   for (WeightFormat f : {WeightFormat::kQ8_0, WeightFormat::kQ4_0}) {
     for (uint32_t in : {64u, 160u, 1056u}) {  // 2, 5 and 33 blocks: a second chunk of one block
-      Result<QuantizedActivations> a = quantize_activations(testing::random_activations(2, in, 3 * in), 2, in);
+      std::vector<float> x = testing::random_activations(2, in, 3 * in);
+      for (uint32_t j = 32; j < 64; ++j) x[j] = 0.0f;  // a zero activation block: dx = 0
+      Result<QuantizedActivations> a = quantize_activations(x, 2, in);
       ASSERT_TRUE(a.ok());
-      expect_matmul_matches(f, testing::raw_weights(f, 9, in, in), *a, 9);
+      std::vector<uint8_t> w = testing::raw_weights(f, 9, in, in);
+      const uint8_t zero = f == WeightFormat::kQ8_0 ? 0x00 : 0x88;  // a block of zero values: isum = 0
+      for (size_t j = 2; j < block_bytes(f); ++j) w[j] = zero;
+      expect_matmul_matches(f, w, *a, 9);
       dsp().reset_pool();
     }
   }

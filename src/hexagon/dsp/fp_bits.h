@@ -49,17 +49,20 @@ static inline uint32_t thx_f32_to_f16(float f) {
   return sign | ((r + 0xfffu + ((r >> 13) & 1u)) >> 13);
 }
 
-/* round(v) half away from zero, NaN -> 0, saturated to [-127, 127] (see reference.h). Below
- * 127 in magnitude, v - trunc(v) is exact, so comparing it with +-0.5 rounds exactly. */
+/* round(v) half away from zero, NaN -> 0, saturated to [-127, 127] (see reference.h), on v's
+ * bits: with the significand m (leading one included) and v = m * 2^(e - 150), adding half a
+ * unit of the last integer place to m and shifting it off rounds the magnitude half up, which is
+ * half away from zero once the sign goes back on. No float instruction (each costs 20-60 ns
+ * under qemu, an integer one ~2), no branch. */
 static inline int32_t thx_round_q8(float v) {
-  if (!(v == v)) return 0;
-  if (v >= 127.0f) return 127;
-  if (v <= -127.0f) return -127;
-  int32_t i = (int32_t)v; /* convert_sf2w:chop */
-  const float frac = v - (float)i;
-  if (frac >= 0.5f) ++i;
-  else if (frac <= -0.5f) --i;
-  return i;
+  const uint32_t u = thx_f32_bits(v);
+  const uint32_t e = (u >> 23) & 0xffu;
+  const uint32_t m = (u & 0x7fffffu) | 0x800000u;
+  const uint32_t shift = 150u - e;                                  /* in 17..24 for 0.5 <= |v| < 128 */
+  uint32_t q = e < 126u ? 0u : e >= 134u ? 127u : (m + (1u << (shift - 1u))) >> shift;
+  q = q > 127u ? 127u : q; /* 127.5 <= |v| < 128: not reached from quantize (|x * id| < 127.01) */
+  q = (u & 0x7fffffffu) > 0x7f800000u ? 0u : q;                      /* NaN */
+  return u >> 31 ? -(int32_t)q : (int32_t)q;
 }
 
 #endif

@@ -65,8 +65,7 @@ static uint32_t run_matmul(struct thx_pool pool, const struct command* c, uint32
   if ((s = thx_check_buffer(pool, c->buf[3], n * out * 4u, 4, &y)) != THX_OK) return s;
   const int outputs[4] = {0, 0, 0, 1};
   if (!outputs_apart(c, outputs, 4)) return THX_E_ARGS;
-  thx_matmul((const uint8_t*)w, block_bytes, format == THX_FORMAT_Q8_0 ? thx_q8_0_chunk_sums : thx_q4_0_chunk_sums,
-             (const int8_t*)q, (const uint16_t*)d, (float*)y, c->n, c->in, c->out);
+  thx_matmul(format, (const uint8_t*)w, (const int8_t*)q, (const uint16_t*)d, (float*)y, c->n, c->in, c->out);
   return THX_OK;
 }
 
