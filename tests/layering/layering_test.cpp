@@ -24,6 +24,7 @@ const std::map<std::string, int>& levels() {
       {"core", 0},                                  // status, dtypes, quant blocks, memory pool, threads
       {"model", 1},                                 // GGUF, architectures, tokenizers
       {"jinja", 1},                                 // the Jinja interpreter for chat templates
+      {"hexagon", 1},                               // the Hexagon DSP: its oracle, kernels, process, host side
       {"graph", 2}, {"reference", 2},               // the ops and the decoder as an op list; the fp64 oracle
       {"npu", 3},                                   // the NPU target, programs, executor, fusion model of the decoder
       {"compile_cache", 4},                         // compiled NPU programs on disk
