@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what tandem builds and tests with, from Debian 12's packages.
-#   --arm64   also the aarch64 cross-build (cmake --preset arm64-release): Debian's cross toolchain,
-#             qemu-user to run its binaries, and the arm64 builds of the libraries tandem links
-#             (multiarch: dpkg --add-architecture arm64).
+#   --arm64   also the aarch64 cross-build (cmake --preset arm64-release): Debian's cross toolchain
+#             and the arm64 builds of the libraries tandem links (multiarch: dpkg --add-architecture
+#             arm64); qemu-user, which runs its binaries, is in the base set (qemu-hexagon).
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
@@ -23,9 +23,10 @@ PACKAGES=(
   libedit-dev                         # line editing in tandem chat
   libcpp-httplib-dev                  # tandem serve (the HTTP server llama-server uses)
   python3 python3-jinja2              # test oracles: GGUF mutants; Jinja2 for the chat templates
+  clang-19 lld-19 qemu-user           # the Hexagon NPU: v66 HVX DSP code, run by qemu-hexagon
 )
 if [ "$ARM64" = 1 ]; then
-  PACKAGES+=(crossbuild-essential-arm64 libc6-dev-arm64-cross qemu-user
+  PACKAGES+=(crossbuild-essential-arm64 libc6-dev-arm64-cross
              libstdc++6:arm64 libpcre2-dev:arm64 libssl-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64)
   if ! dpkg --print-foreign-architectures | grep -qx arm64; then $SUDO dpkg --add-architecture arm64; fi
 fi
