@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 
@@ -155,6 +156,19 @@ TEST_F(HexagonProtocol, ADspThatCannotStartSaysSo) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("exited with status"), std::string::npos) << s.status().message();
   EXPECT_NE(s.status().message().find("while starting"), std::string::npos) << s.status().message();
+}
+
+// Under scripts/test-arm64.sh the host runs in qemu-aarch64 with QEMU_CPU set; qemu-hexagon must
+// not inherit it (it would refuse "max" or "cortex-a53" as its CPU).
+TEST_F(HexagonProtocol, AHostUnderQemuWithQemuCpuSetStillStartsTheDsp) {
+  const char* before = std::getenv("QEMU_CPU");
+  const std::string saved = before ? before : "";
+  setenv("QEMU_CPU", "cortex-a53", 1);
+  Result<std::unique_ptr<DspSession>> s = DspSession::open();
+  if (before) setenv("QEMU_CPU", saved.c_str(), 1);
+  else unsetenv("QEMU_CPU");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_TRUE((*s)->ping(3).ok());
 }
 
 TEST_F(HexagonProtocol, QuitEndsTheProcessAndNoSharedFileIsLeft) {
