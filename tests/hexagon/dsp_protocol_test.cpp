@@ -6,9 +6,12 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "dsp_fixture.h"
@@ -155,6 +158,52 @@ TEST_F(HexagonProtocol, ADspThatCannotStartSaysSo) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("exited with status"), std::string::npos) << s.status().message();
   EXPECT_NE(s.status().message().find("while starting"), std::string::npos) << s.status().message();
+}
+
+// A host that dies without a word (here a forked child that _exits with its session open): the
+// DSP sees its parent change at its next idle check and exits with status 5. This process is the
+// orphan's subreaper meanwhile, so it can reap it and read the status.
+TEST_F(HexagonProtocol, TheDspExitsWhenItsHostDies) {
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t host = fork();
+  ASSERT_GE(host, 0);
+  if (host == 0) {
+    close(fds[0]);
+    Result<std::unique_ptr<DspSession>> s = DspSession::open();
+    pid_t dsp = s.ok() ? (*s)->pid() : -1;
+    if (write(fds[1], &dsp, sizeof dsp) != sizeof dsp) _exit(2);
+    _exit(0);  // no destructor: the DSP is not told
+  }
+  close(fds[1]);
+  pid_t dsp = -1;
+  ASSERT_EQ(read(fds[0], &dsp, sizeof dsp), ssize_t(sizeof dsp));
+  close(fds[0]);
+  int wstatus = 0;
+  ASSERT_EQ(waitpid(host, &wstatus, 0), host);
+  ASSERT_GT(dsp, 0) << "the forked host could not open a session";
+  const Clock::time_point give_up = Clock::now() + std::chrono::seconds(5);
+  pid_t r = 0;
+  while ((r = waitpid(dsp, &wstatus, WNOHANG)) == 0 && Clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+  if (r == 0) kill(dsp, SIGKILL), waitpid(dsp, &wstatus, 0);
+  ASSERT_EQ(r, dsp) << "the orphaned DSP still runs after 5 s";
+  EXPECT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 5) << wstatus;
+}
+
+// Under scripts/test-arm64.sh the host runs in qemu-aarch64 with QEMU_CPU set; qemu-hexagon must
+// not inherit it (it would refuse "max" or "cortex-a53" as its CPU).
+TEST_F(HexagonProtocol, AHostUnderQemuWithQemuCpuSetStillStartsTheDsp) {
+  const char* before = std::getenv("QEMU_CPU");
+  const std::string saved = before ? before : "";
+  setenv("QEMU_CPU", "cortex-a53", 1);
+  Result<std::unique_ptr<DspSession>> s = DspSession::open();
+  if (before) setenv("QEMU_CPU", saved.c_str(), 1);
+  else unsetenv("QEMU_CPU");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_TRUE((*s)->ping(3).ok());
 }
 
 TEST_F(HexagonProtocol, QuitEndsTheProcessAndNoSharedFileIsLeft) {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <string_view>
 #include <thread>
 #include <utility>
 
@@ -14,13 +15,22 @@ extern char** environ;
 
 namespace tandem::hexagon {
 
-Result<DspProcess> DspProcess::spawn(const std::vector<std::string>& argv) {
+Result<DspProcess> DspProcess::spawn(const std::vector<std::string>& argv, const std::vector<std::string>& drop_env) {
   if (argv.empty()) return InvalidArgument("hexagon: no program to run");
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<char*> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string_view entry(*e);
+    bool drop = false;
+    for (const std::string& name : drop_env)
+      drop = drop || (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 && entry[name.size()] == '=');
+    if (!drop) env.push_back(*e);
+  }
+  env.push_back(nullptr);
   DspProcess p;
-  const int err = posix_spawn(&p.pid_, args[0], nullptr, nullptr, args.data(), environ);
+  const int err = posix_spawn(&p.pid_, args[0], nullptr, nullptr, args.data(), env.data());
   if (err != 0) {
     p.pid_ = -1;
     return IoError("hexagon: cannot start " + argv[0] + ": " + std::strerror(err));

@@ -14,10 +14,11 @@ namespace tandem::hexagon {
 
 class DspProcess {
  public:
-  // Runs argv[0] with argv. posix_spawn rather than fork + exec: the host has threads (device
-  // workers, gtest's), and posix_spawn does the async-signal-safe child work for us (glibc's is
-  // a CLONE_VFORK, which also skips copying a sanitizer-sized address space).
-  static Result<DspProcess> spawn(const std::vector<std::string>& argv);
+  // Runs argv[0] with argv, in this process's environment less the variables named in
+  // `drop_env`. posix_spawn rather than fork + exec: the host has threads (device workers,
+  // gtest's), and posix_spawn does the async-signal-safe child work for us (glibc's is a
+  // CLONE_VFORK, which also skips copying a sanitizer-sized address space).
+  static Result<DspProcess> spawn(const std::vector<std::string>& argv, const std::vector<std::string>& drop_env = {});
 
   DspProcess(DspProcess&& o) noexcept;
   DspProcess& operator=(DspProcess&& o) noexcept;

@@ -60,7 +60,10 @@ Result<std::unique_ptr<DspSession>> DspSession::open(const DspSessionOptions& op
   h->header_bytes = THX_HEADER_BYTES;
   h->map_bytes = uint32_t(shm.size());
   h->dsp_state = THX_DSP_STARTING;
-  TANDEM_ASSIGN_OR_RETURN(DspProcess p, DspProcess::spawn({o.qemu, o.dsp_binary, shm.path()}));
+  // QEMU_CPU names the CPU of the emulator this host may itself run under (qemu-aarch64 in
+  // scripts/test-arm64.sh); qemu-hexagon would take it as its own and refuse to start. The DSP's
+  // CPU is the binary's (v66).
+  TANDEM_ASSIGN_OR_RETURN(DspProcess p, DspProcess::spawn({o.qemu, o.dsp_binary, shm.path()}, {"QEMU_CPU"}));
   std::unique_ptr<DspSession> s(new DspSession(std::move(shm), std::move(p), o));
   TANDEM_RETURN_IF_ERROR(s->wait_until_serving(o.start_timeout));
   s->shm_.unlink();  // mapped on both sides: the name has done its job
