@@ -22,6 +22,11 @@ struct FormatFallback {
   std::string reason;
 };
 
+// The format a linear reading rows of `cols` values is compiled in when `requested` is asked for:
+// `requested`, or f16 where its block does not divide the row (what llama-quantize stores such a
+// tensor as, so what the runtime asks the compile cache for). *block gets the requested block.
+std::string linear_format(std::string_view requested, int64_t cols, int64_t* block);
+
 // A module holding func @layer_<phase>_<rows>; null with *error set when the layer cannot be
 // expressed (an op the llm dialect has no form for, a storage format it does not know). Linears
 // whose row the format's block does not divide are compiled as f16, each listed in

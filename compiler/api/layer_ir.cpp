@@ -77,9 +77,8 @@ class LayerEmitter {
   // what llama-quantize leaves such a tensor in, so it is also what the runtime asks the compile
   // cache for; the other linears keep the layer's format.
   StringAttr quant_for(const Weight& w) {
-    const std::optional<DType> t = dtype_from_name(quant_.getValue());
-    const int64_t block = t ? dtype_traits(*t).block_size : 1;
-    if (w.cols % block == 0) return quant_;
+    int64_t block = 1;
+    if (linear_format(quant_.getValue(), w.cols, &block) == quant_.getValue()) return quant_;
     if (format_fallbacks_)
       format_fallbacks_->push_back({w.name, std::string(quant_.getValue()), "f16",
                                     "input width " + std::to_string(w.cols) + " is not a multiple of the " +
@@ -175,6 +174,12 @@ class LayerEmitter {
 };
 
 }  // namespace
+
+std::string linear_format(std::string_view requested, int64_t cols, int64_t* block) {
+  const std::optional<DType> t = dtype_from_name(requested);
+  *block = t ? dtype_traits(*t).block_size : 1;
+  return cols % *block == 0 ? std::string(requested) : std::string("f16");
+}
 
 OwningOpRef<ModuleOp> build_decoder_layer(MLIRContext& ctx, const ModelConfig& config, int rows, std::string_view phase,
                                           std::string_view quant, std::string* error,

@@ -3,7 +3,6 @@
 #include <functional>
 
 #include "compiler/api/layer_builder.h"
-#include "core/dtype.h"
 
 #include "dialects/npu/ProgramConversion.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -184,9 +183,8 @@ FallbackOp format_fallback(const std::string& weight, const std::string& used, c
 Result<CompiledModule> compile_linear(uint32_t rows, uint32_t in, uint32_t out, std::string_view requested,
                                       const CompileOptions& options) {
   // A row the format's block does not divide is compiled as f16, as compile_layer's linears are.
-  const std::optional<DType> t = dtype_from_name(requested);
-  const uint32_t block = t ? uint32_t(dtype_traits(*t).block_size) : 1;
-  const std::string_view quant = in % block == 0 ? requested : std::string_view("f16");
+  int64_t block = 1;
+  const std::string quant = linear_format(requested, in, &block);
   auto tensor = [](uint32_t a, uint32_t b) { return "tensor<" + std::to_string(a) + "x" + std::to_string(b) + "xf16>"; };
   const std::string x = tensor(rows, in), w = tensor(out, in), y = tensor(rows, out);
   const std::string text = "func.func @linear(%x: " + x + ", %w: " + w + ") -> " + y + " {\n  %y = llm.linear %x, %w {quant = \"" +
