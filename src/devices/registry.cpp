@@ -1,6 +1,7 @@
 #include "devices/registry.h"
 
 #include "devices/cpu/cpu_device.h"
+#include "devices/hexagon/hexagon_device.h"
 #include "devices/npu/npu_device.h"
 #if TANDEM_HAVE_OPENCL
 #include "devices/opencl/opencl_device.h"
@@ -31,6 +32,15 @@ Result<std::unique_ptr<Device>> open_emulated_npu(std::shared_ptr<const Model>, 
   return std::unique_ptr<Device>(new NpuDevice(std::move(t)));
 }
 
+Result<std::unique_ptr<Device>> open_hexagon(std::shared_ptr<const Model> model, int) {
+  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<HexagonDevice> d, HexagonDevice::open(std::move(model)));
+  return std::unique_ptr<Device>(std::move(d));
+}
+
+Result<std::unique_ptr<Device>> open_hexagon_oracle(std::shared_ptr<const Model>, int) {
+  return std::unique_ptr<Device>(HexagonDevice::open_host_oracle());
+}
+
 }  // namespace
 
 const std::vector<DeviceEntry>& device_table() {
@@ -41,6 +51,14 @@ const std::vector<DeviceEntry>& device_table() {
        "the emulated NPU: a functional fp16 executor with a timing model of the target (data/npu); "
        "for the simulator and machines without a real NPU",
        open_emulated_npu},
+      {"hexagon", DeviceKind::kNpu,
+       "the real NPU ISA: Hexagon v66 HVX-128 code in a DSP process (qemu-hexagon here; int8 activations x "
+       "Q4_0/Q8_0 weights, bit-exact with its host oracle); for tokens computed by NPU instructions",
+       open_hexagon},
+      {"hexagon-ref", DeviceKind::kNpu,
+       "the hexagon device's arithmetic computed on the host by its oracle, no DSP: what a hexagon run must "
+       "equal bit for bit (the same shares, graphs and refusals); any machine",
+       open_hexagon_oracle},
   };
   return table;
 }

@@ -55,12 +55,18 @@
  *   MATMUL_Q8_0  buf[0] in weights [out][in/32] blocks, buf[1] in q, buf[2] in scales,
  *   MATMUL_Q4_0  buf[3] out fp32 y [n][out]; format = the method's own
  *   QUIT         the DSP completes the command, then exits 0
+ *   PROGRAM      arg[0] = the compiled program's index (a binary tandem compile linked); n, in,
+ *                out, format must be the program's. buf[0] in fp32 x [n][in], buf[1] scratch
+ *                (n rows of the activation layout, then fp16 scales [n][in/32]; 128-aligned),
+ *                buf[2] in weights [out][in/32] blocks, buf[3] out fp32 y [n][out]. One call
+ *                quantizes and multiplies.
  * Alignment: x and y 4 bytes, scales 2 bytes, q 128 bytes, weights any byte. */
 #define THX_METHOD_PING 1u
 #define THX_METHOD_QUANTIZE 2u
 #define THX_METHOD_MATMUL_Q8_0 3u
 #define THX_METHOD_MATMUL_Q4_0 4u
 #define THX_METHOD_QUIT 5u
+#define THX_METHOD_PROGRAM 6u
 
 /* Status codes the DSP writes. A bad command gets one of these; the DSP keeps serving. */
 #define THX_OK 0u

@@ -13,13 +13,23 @@ source "$(dirname "$0")/check_lib.sh"
 rc=$?
 check "the default job succeeds" [ "$rc" -eq 0 ]
 out=$(cat "$WORK/out.txt")
-for step in 1 2 3 4 5; do check "step $step/5 ran" grep -q "^\[$step/5\]" <<<"$out"; done
+for step in 1 2 3 4 5 6; do check "step $step/6 ran" grep -q "^\[$step/6\]" <<<"$out"; done
 devices=cpu,npu
 if "$TANDEM" devices 2>/dev/null | grep -q "^| opencl"; then devices=opencl,npu; fi
 # Equal tokens, or tokens that part at a near-tie of the random model with the devices' logits
 # within the fp16 budget of the cpu's fp32 ones there (the default job checks and fails otherwise).
 check "the devices' row: $devices, the plan, equal tokens (or a near-tie)" \
   grep -qE "^\| this machine, measured +\| $devices, the solver's plan +\| +[0-9.]+ \| +[0-9.]+ \| (equal|tie at [0-9]+) " <<<"$out"
+# Where the Hexagon toolchain is (CI requires it), the DSP's row: its first tokens equal the cpu's
+# (or part at a near-tie within the int8 budget), its speed marked emulated.
+if "$TANDEM" devices 2>/dev/null | grep -qE "^\| hexagon +\| npu +\| yes"; then
+  check "the Hexagon row: equal tokens (or a near-tie), emulated" \
+    grep -qE "^\| npu: Hexagon v66 HVX code under qemu-hexagon +\| (cpu|opencl),hexagon, weight-centric \(emulated\) +\| +[0-9.]+ \| +[0-9.]+ \| (equal|tie at [0-9]+) " <<<"$out"
+elif [ "${TANDEM_REQUIRE_HEXAGON:-}" = 1 ]; then
+  check "the Hexagon DSP is required here (TANDEM_REQUIRE_HEXAGON=1) but tandem devices lists none" false
+else
+  check "without the toolchain the Hexagon step says why" grep -q "^\[5/6\] the Hexagon DSP: skipped, hexagon toolchain not found" <<<"$out"
+fi
 check "the prediction's row" grep -qE "^\| Snapdragon 8 Gen 3 \(sd8gen3\), predicted +\| gpu,npu, plan \(solved for sd8gen3\) +\| +[1-9][0-9.]* \| +[1-9][0-9.]* \|" <<<"$out"
 check "the placement summary names the plan" grep -q "^plan  *the solver's, for " <<<"$out"
 check "the profile is cached" bash -c "ls '$XDG_CACHE_HOME/tandem/profiles/'*.json >/dev/null"

@@ -13,6 +13,8 @@ Command add_quantize(CLI::App& app) {
   struct Opts {
     std::string in, out, type;
     bool pure = false;
+    bool leave_output = false;
+    std::string output_type, embedding_type;
     int threads = default_threads();
   };
   auto o = std::make_shared<Opts>();
@@ -24,11 +26,22 @@ Command add_quantize(CLI::App& app) {
                                         quantize_target_names())
       ->required();
   sub->add_flag("--pure", o->pure, "every 2-D weight in TYPE (no mix upgrades; 1-D tensors stay as they are)");
+  sub->add_flag("--leave-output-tensor", o->leave_output, "keep output.weight as it is (llama-quantize's flag)");
+  sub->add_option("--output-tensor-type", o->output_type, "output.weight in this type (f32, f16, q8_0, ...)");
+  sub->add_option("--token-embedding-type", o->embedding_type, "token_embd.weight in this type (f32, f16, q8_0, ...)");
   sub->add_option("-t,--threads", o->threads, "threads for quantizing, 1..1024")->transform(integer_in(1, 1024))->capture_default_str();
   return {sub, [o]() -> Status {
             ProgressBar bar("quantize " + o->type);
             QuantizeOptions q;
             q.pure = o->pure;
+            q.leave_output_tensor = o->leave_output;
+            for (auto [text, into, flag] : {std::tuple{&o->output_type, &q.output_tensor_type, "--output-tensor-type"},
+                                            std::tuple{&o->embedding_type, &q.token_embedding_type, "--token-embedding-type"}}) {
+              if (text->empty()) continue;
+              const std::optional<DType> t = dtype_from_name(*text);
+              if (!t) return InvalidArgument(std::string(flag) + ": '" + *text + "' is not a type (f32, f16, bf16, q8_0, q4_0, q4_k, ...)");
+              *into = *t;
+            }
             q.n_threads = o->threads;
             q.progress = [&bar](double f) { bar.update(f); };
             InterruptScope interruptible;  // Ctrl-C stops between tensors; the temporary file goes

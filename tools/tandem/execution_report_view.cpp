@@ -66,7 +66,7 @@ std::string execution_table(const ExecutionReport& r) {
     add("; %.1f MiB (%llu bytes)\n", double(r.kv_bytes) / (1 << 20), (unsigned long long)r.kv_bytes);
   }
   if (!r.sync.empty()) {
-    add("npu graphs      %llu prepared (%llu compiled, from the compile cache), %.1f ms modeled build; fallbacks to "
+    add("npu graphs      %llu prepared (%llu compiled, from the compile cache), %.1f ms to build (modeled on the emulated npu, measured on a real one); fallbacks to "
         "the GPU: %llu at prepare, %llu at run\n",
         (unsigned long long)r.npu_graphs, (unsigned long long)r.npu_graphs_compiled, r.npu_prepare_seconds * 1e3,
         (unsigned long long)r.npu_prepare_fallbacks, (unsigned long long)r.npu_run_fallbacks);

@@ -3,6 +3,7 @@
  * slot mid-command cannot change what was validated. */
 #include "hexagon/protocol.h"
 #include "kernels.h"
+#include "program_table.h"
 #include "runtime.h"
 
 struct command {
@@ -69,6 +70,26 @@ static uint32_t run_matmul(struct thx_pool pool, const struct command* c, uint32
   return THX_OK;
 }
 
+static uint32_t run_program(struct thx_pool pool, const struct command* c) {
+  if (&thx_program_count == 0 || thx_programs == 0) return THX_E_METHOD; /* a binary without programs */
+  if (c->arg0 >= thx_program_count) return THX_E_ARGS;
+  const struct thx_program* p = &thx_programs[c->arg0];
+  if (c->n != p->rows || c->in != p->in || c->out != p->out || c->format != p->format) return THX_E_ARGS;
+  const uint32_t block_bytes = p->format == THX_FORMAT_Q8_0 ? THX_Q8_0_BLOCK_BYTES : THX_Q4_0_BLOCK_BYTES;
+  const uint64_t n = p->rows, in = p->in, out = p->out, nb = in / THX_BLOCK;
+  const uint64_t q_bytes = n * thx_act_stride(p->in);
+  void *x, *scratch, *w, *y;
+  uint32_t s;
+  if ((s = thx_check_buffer(pool, c->buf[0], n * in * 4u, 4, &x)) != THX_OK) return s;
+  if ((s = thx_check_buffer(pool, c->buf[1], q_bytes + n * nb * 2u, THX_ACT_ROW_ALIGN, &scratch)) != THX_OK) return s;
+  if ((s = thx_check_buffer(pool, c->buf[2], out * nb * block_bytes, 1, &w)) != THX_OK) return s;
+  if ((s = thx_check_buffer(pool, c->buf[3], n * out * 4u, 4, &y)) != THX_OK) return s;
+  const int outputs[4] = {0, 1, 0, 1};
+  if (!outputs_apart(c, outputs, 4)) return THX_E_ARGS;
+  p->run((const float*)x, (int8_t*)scratch, (uint16_t*)((uint8_t*)scratch + q_bytes), (const uint8_t*)w, (float*)y);
+  return THX_OK;
+}
+
 uint32_t thx_run_command(struct thx_pool pool, volatile struct thx_header* h) {
   const struct command c = read_command(h);
   if (c.handle != THX_HANDLE_KERNELS) return THX_E_HANDLE;
@@ -83,6 +104,8 @@ uint32_t thx_run_command(struct thx_pool pool, volatile struct thx_header* h) {
       return run_matmul(pool, &c, THX_FORMAT_Q8_0);
     case THX_METHOD_MATMUL_Q4_0:
       return run_matmul(pool, &c, THX_FORMAT_Q4_0);
+    case THX_METHOD_PROGRAM:
+      return run_program(pool, &c);
     case THX_METHOD_QUIT:
       return THX_OK;
     default:

@@ -27,6 +27,7 @@ std::string method_name(uint32_t method) {
     case THX_METHOD_MATMUL_Q8_0: return "matmul_q8_0";
     case THX_METHOD_MATMUL_Q4_0: return "matmul_q4_0";
     case THX_METHOD_QUIT: return "quit";
+    case THX_METHOD_PROGRAM: return "program";
     default: return "method " + std::to_string(method);
   }
 }
@@ -207,6 +208,23 @@ Status DspSession::matmul(WeightFormat format, PoolBuffer weights, PoolBuffer q,
   c.buf[0] = weights;
   c.buf[1] = q;
   c.buf[2] = scales;
+  c.buf[3] = y;
+  c.n = n;
+  c.in = in;
+  c.out = out;
+  c.format = uint32_t(format);
+  TANDEM_ASSIGN_OR_RETURN(DspReply r, invoke(c));
+  return r.status == THX_OK ? Status::Ok() : refusal(c.method, r.status);
+}
+
+Status DspSession::run_program(uint32_t index, WeightFormat format, PoolBuffer x, PoolBuffer scratch, PoolBuffer weights,
+                               PoolBuffer y, uint32_t n, uint32_t in, uint32_t out) {
+  DspCall c;
+  c.method = THX_METHOD_PROGRAM;
+  c.arg[0] = index;
+  c.buf[0] = x;
+  c.buf[1] = scratch;
+  c.buf[2] = weights;
   c.buf[3] = y;
   c.n = n;
   c.in = in;

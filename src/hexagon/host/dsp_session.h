@@ -52,7 +52,7 @@ struct DspReply {
   int64_t round_trip_ns = 0;      // doorbell rung -> completion flag seen
 };
 
-// "ping", "quantize", "matmul_q8_0", "matmul_q4_0", "quit", or "method <id>".
+// "ping", "quantize", "matmul_q8_0", "matmul_q4_0", "quit", "program", or "method <id>".
 std::string method_name(uint32_t method);
 // The DSP status code in words ("a buffer leaves the pool").
 const char* dsp_status_text(uint32_t status);
@@ -74,6 +74,10 @@ class DspSession {
   Status quantize(PoolBuffer x, PoolBuffer q, PoolBuffer scales, uint32_t n, uint32_t in);
   Status matmul(WeightFormat format, PoolBuffer weights, PoolBuffer q, PoolBuffer scales, PoolBuffer y, uint32_t n,
                 uint32_t in, uint32_t out);
+
+  // A compiled program of the binary (codegen/kernel_source.h): quantize + multiply in one call.
+  Status run_program(uint32_t index, WeightFormat format, PoolBuffer x, PoolBuffer scratch, PoolBuffer weights,
+                     PoolBuffer y, uint32_t n, uint32_t in, uint32_t out);
 
   // The pool: a bump allocator over [THX_HEADER_BYTES, size - THX_GUARD_BYTES).
   Result<PoolBuffer> allocate(size_t bytes, size_t align = THX_ACT_ROW_ALIGN);

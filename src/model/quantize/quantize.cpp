@@ -36,7 +36,20 @@ Result<QuantizeSummary> quantize_model(const std::string& in_path, const std::st
 
   std::vector<TensorShape> shapes;
   for (const gguf::TensorInfo& t : in->tensors()) shapes.push_back({t.name, t.dims, t.type});
-  const std::vector<DType> types = choose_tensor_types(shapes, target, o.pure, int(layers), int(heads / kv_heads));
+  std::vector<DType> types = choose_tensor_types(shapes, target, o.pure, int(layers), int(heads / kv_heads));
+  if (o.leave_output_tensor && o.output_tensor_type)
+    return InvalidArgument("quantize: --leave-output-tensor and --output-tensor-type ask for two things");
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    std::optional<DType> wanted;
+    if (shapes[i].name == "output.weight") wanted = o.leave_output_tensor ? std::optional(shapes[i].type) : o.output_tensor_type;
+    if (shapes[i].name == "token_embd.weight") wanted = o.token_embedding_type;
+    if (!wanted) continue;
+    const uint64_t row = shapes[i].dims.empty() ? 0 : shapes[i].dims[0];
+    if (row == 0 || row % dtype_traits(*wanted).block_size != 0)
+      return InvalidArgument("quantize: " + shapes[i].name + ": rows of " + std::to_string(row) + " cannot be " +
+                             std::string(dtype_name(*wanted)) + " (blocks of " + std::to_string(dtype_traits(*wanted).block_size) + ")");
+    types[i] = *wanted;
+  }
 
   gguf::GgufWriter w;
   w.set_alignment(in->alignment());

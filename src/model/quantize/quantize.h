@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "core/dtype.h"
@@ -18,6 +19,12 @@ namespace tandem {
 
 struct QuantizeOptions {
   bool pure = false;  // every quantizable tensor in the base type: no mix upgrades
+  // llama-quantize's overrides: output.weight kept as it is (--leave-output-tensor), or written in a
+  // type of its own (--output-tensor-type); token_embd.weight in a type of its own
+  // (--token-embedding-type). A row the type's block does not divide is refused, naming the tensor.
+  bool leave_output_tensor = false;
+  std::optional<DType> output_tensor_type;
+  std::optional<DType> token_embedding_type;
   int n_threads = 2;
   std::function<void(double)> progress;  // fraction of the output's tensor bytes written
 };

@@ -1,0 +1,100 @@
+// The Hexagon NPU behind the device contract: matmuls run as Hexagon v66 HVX-128 code in a DSP
+// process (src/hexagon: qemu-hexagon here, a cDSP behind FastRPC on a phone), commanded through
+// the doorbell + completion-flag protocol in a shared file (hexagon/protocol.h).
+//
+// Like the phone's NPU it runs static graphs only: prepare() packs a weight's rows into the DSP's
+// pool once (Q4_0 / Q8_0 as the model carries them, other types requantized to Q8_0:
+// weight_repack.h) and reserves the graph's activation buffers; submit() copies the fp32 rows
+// into the pool, has the DSP quantize them to int8 per block of 32 and multiply (vrmpy into
+// int32, block scales and the fp32 sum on the scalar core: hexagon/reference.h is that
+// arithmetic, bit for bit) and copies the products out. The DSP has integer vectors only (v66:
+// no qfloat), so the row ops (rmsnorm, swiglu, add), rope and attention stay on the device in the
+// GPU's role; prepare() refuses them with that reason.
+//
+// If the DSP process dies or hangs (the call's timeout is bounded; a hung process is killed),
+// the failed call reports it and every later prepare() and supports() says no: the runtime's
+// fallback reruns the work on the GPU's role and the run goes on there.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "devices/device.h"
+#include "hexagon/host/dsp_session.h"
+
+namespace tandem::devices {
+
+class HexagonDevice final : public Device, public StaticGraphs, public MemoryTraffic {
+ public:
+  // Starts the DSP process with a pool sized for the model's layer weights (null model: a small
+  // pool, for listing). Unsupported where qemu-hexagon or the DSP binary is missing.
+  static Result<std::unique_ptr<HexagonDevice>> open(std::shared_ptr<const Model> model,
+                                                     hexagon::DspSessionOptions options = {});
+  // The same device with the DSP's arithmetic computed on the host by the oracle
+  // (hexagon/reference.h) instead of by the DSP: the same graphs, refusals and shares, so a run on
+  // it is what a run on the DSP must equal bit for bit. Needs no toolchain.
+  static std::unique_ptr<HexagonDevice> open_host_oracle();
+
+  std::string name() const override { return session_ ? "hexagon" : "hexagon-ref"; }
+  DeviceCaps caps() const override;
+  std::string identity() const override;
+  bool supports(const OpCall& call) const override;
+  Result<std::unique_ptr<Completion>> submit(const OpCall& call) override;
+  StaticGraphs* static_graphs() override { return this; }
+  const MemoryTraffic* memory_traffic() const override { return this; }
+
+  // StaticGraphs
+  Result<PrepareReport> prepare(const GraphSpec& spec) override;
+  double prepare_seconds_total() const override { return prepare_total_; }
+  uint64_t graphs_prepared() const override { return graphs_.size(); }
+  // MemoryTraffic: activations in and products out of the DSP's pool, and the weights packed.
+  uint64_t bytes_copied() const override { return copied_; }
+  uint64_t bytes_converted() const override { return 0; }
+
+  // The DSP process, for tests that kill it mid-run.
+  pid_t dsp_pid() const { return session_ ? session_->pid() : -1; }
+  // Calls the DSP completed (two per matmul: quantize, multiply).
+  uint64_t dsp_calls() const { return dsp_calls_; }
+
+ private:
+  // A buffer of the DSP's pool, or of the host for the oracle.
+  struct Buffer {
+    hexagon::PoolBuffer pool;
+    uint8_t* host = nullptr;
+  };
+  struct PackedRows {  // a weight's rows [row_begin, row_end) in the DSP's formats
+    hexagon::WeightFormat format;
+    Buffer buf;
+  };
+  struct Staging {  // a graph shape's activation buffers
+    Buffer x, q, scales, y;
+  };
+  struct Graph {
+    const PackedRows* weights = nullptr;
+    const Staging* staging = nullptr;
+    uint32_t m = 0, in = 0, out = 0;
+  };
+  explicit HexagonDevice(std::unique_ptr<hexagon::DspSession> s) : session_(std::move(s)) {}
+  bool alive() const { return !session_ || session_->alive(); }
+  Status dead() const;  // why the DSP can take no more work
+  Result<Buffer> allocate(size_t bytes, size_t align);
+  Status run_on_host(const Graph& g);  // the oracle's quantize + matmul of the staged rows
+  Result<const PackedRows*> pack(const Weight& w, int64_t row_begin, int64_t row_end);
+  Result<const Staging*> staging_for(uint32_t m, uint32_t in, uint32_t out);
+  Status run(const Graph& g, const OpCall& c);
+
+  mutable std::mutex mu_;  // one DSP call at a time; prepare and submit may come from two threads
+  std::unique_ptr<hexagon::DspSession> session_;     // null: the host oracle computes
+  std::vector<std::unique_ptr<uint8_t[]>> host_memory_;  // the oracle's buffers
+  std::map<std::string, PackedRows> packed_;
+  std::map<std::string, Staging> staging_;
+  std::map<std::string, Graph> graphs_;
+  double prepare_total_ = 0;
+  uint64_t copied_ = 0;
+  uint64_t dsp_calls_ = 0;
+};
+
+}  // namespace tandem::devices
