@@ -1,4 +1,5 @@
 #include "compiler/driver/variant_set.h"
+#include "compiler/driver/hexagon_lowering.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -395,6 +396,12 @@ Result<VariantSetReport> compile_variant_set(const ModelConfig& model, const Mod
   TANDEM_RETURN_IF_ERROR(write(*in_flight));
   for (const auto& [key, checked] : checks) rep.validate_seconds += checked.get()->seconds;
   rep.programs_stored = m.programs.size();
+  TANDEM_ASSIGN_OR_RETURN(const HexagonMode hexagon_mode, parse_hexagon_mode(o.hexagon));
+  TANDEM_ASSIGN_OR_RETURN(const HexagonLoweringReport hx, lower_to_hexagon(cache, o.out_dir, hexagon_mode, o.jobs ? o.jobs : 2));
+  rep.hexagon_built = hx.built;
+  rep.hexagon_programs = hx.programs;
+  rep.hexagon_seconds = hx.seconds;
+  rep.hexagon_note = hx.note;
   TANDEM_RETURN_IF_ERROR(cache.finish());
   rep.manifest = m;
   rep.wall_seconds = seconds_since(t_start);

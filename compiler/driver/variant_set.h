@@ -52,6 +52,9 @@ struct VariantSetOptions {
   // pipeline runs on the calling thread, a variant ahead of them.
   unsigned jobs = 0;
   std::string out_dir;
+  // The matmul programs lowered to Hexagon objects (hexagon_lowering.h): where the toolchain is
+  // (auto), required (on), or not (off).
+  std::string hexagon = "auto";
 };
 
 struct ModelIdentity {
@@ -69,6 +72,10 @@ struct VariantSetReport {
   size_t programs_stored = 0;     // distinct program files
   size_t split_programs = 0;      // of programs_compiled: weight-split slices (split_slices)
   double worst_error_ratio = 0;   // over all validated programs
+  bool hexagon_built = false;     // the cache holds Hexagon objects
+  size_t hexagon_programs = 0;
+  double hexagon_seconds = 0;
+  std::string hexagon_note;       // why not built, or what the DSP could not take
 };
 
 // Compiles, validates and writes. `progress(done, total)` after each variant.

@@ -117,6 +117,36 @@ Result<CompileCache> CompileCache::open(const std::string& dir, const CacheKey& 
   return c;
 }
 
+Status CompileCache::verify_hexagon(const std::string& target) const {
+  const HexagonObjects& h = manifest_.hexagon;
+  if (!manifest_.has_hexagon)
+    return NotFound(dir_ + ": the compile cache holds no Hexagon objects (it was compiled where clang-19 / ld.lld-19 "
+                    "were missing); install them and run tandem compile -m MODEL -o " + dir_ + " again");
+  if (h.target != target)
+    return InvalidArgument(dir_ + "/manifest.json: the Hexagon objects were built for '" + h.target + "', this DSP runs '" +
+                           target + "'; recompile with tandem compile");
+  std::vector<const HexagonFile*> files = {&h.binary};
+  for (const HexagonFile& f : h.objects) files.push_back(&f);
+  for (const HexagonFile& f : h.sources) files.push_back(&f);
+  for (const HexagonFile* f : files) {
+    const std::string path = dir_ + "/" + f->file;
+    Result<std::string> got = sha256_file(path);
+    if (!got.ok()) return DataLoss(path + ": a Hexagon file the manifest lists cannot be read: " + got.status().message());
+    if (*got != f->sha256)
+      return DataLoss(path + ": SHA-256 " + got->substr(0, 16) + "... is not the manifest's " + f->sha256.substr(0, 16) +
+                      "...: the file changed after tandem compile wrote it (recompile; it is never run)");
+  }
+  return Status::Ok();
+}
+
+const HexagonProgramEntry* CompileCache::find_hexagon(uint32_t rows, uint32_t in, uint32_t out,
+                                                      const std::string& format) const {
+  if (!manifest_.has_hexagon) return nullptr;
+  for (const HexagonProgramEntry& p : manifest_.hexagon.programs)
+    if (p.rows == rows && p.in == in && p.out == out && p.format == format) return &p;
+  return nullptr;
+}
+
 Status CompileCache::select_power_level(const std::string& level) {
   std::vector<std::string> names, levels;
   for (const VariantEntry& v : manifest_.variants) {

@@ -46,6 +46,9 @@ class CacheWriter {
   // The name of a stored program with these bytes and this shape, if there is one.
   std::optional<std::string> stored(const std::string& sha256, const ProgramEntry& entry) const;
   Manifest& manifest() { return manifest_; }
+  // A file written into the cache by someone else (the Hexagon builder): removed with the rest
+  // unless finish() is reached.
+  void adopt(const std::string& path) { created_.push_back(path); }
   Status finish();  // writes manifest.json
  private:
   std::string dir_;
@@ -69,6 +72,13 @@ class CompileCache {
   // unknown level is an error that lists the cache's levels.
   Status select_power_level(const std::string& level);
   const std::string& power_level() const { return level_; }
+  // The Hexagon objects (manifest.h's HexagonObjects) checked for a DSP of ISA `target`: present
+  // (else an error with the command that compiles them), built for that target, and every file's
+  // bytes the SHA-256 the manifest recorded (else DataLoss naming the file).
+  Status verify_hexagon(const std::string& target) const;
+  std::string hexagon_binary_path() const { return dir_ + "/" + manifest_.hexagon.binary.file; }
+  // The Hexagon program of this shape and DSP weight format (q8_0 / q4_0), or nullptr.
+  const HexagonProgramEntry* find_hexagon(uint32_t rows, uint32_t in, uint32_t out, const std::string& format) const;
   // The matmul program of this shape and weight storage format, or nullptr.
   const ProgramEntry* find(uint32_t rows, uint32_t in, uint32_t out, const std::string& source_quant) const;
   // The elementwise program of this op and shape (and, for rmsnorm, epsilon as fp32), or nullptr.

@@ -63,6 +63,17 @@ std::string Manifest::to_json_text() const {
     }
     j["programs"].push_back(std::move(e));
   }
+  if (has_hexagon) {
+    auto file_json = [](const HexagonFile& f) { return json{{"file", f.file}, {"sha256", f.sha256}, {"bytes", f.bytes}}; };
+    json h = {{"target", hexagon.target}, {"toolchain", hexagon.toolchain}, {"binary", file_json(hexagon.binary)},
+              {"sources", json::array()}, {"objects", json::array()}, {"programs", json::array()}};
+    for (const HexagonFile& f : hexagon.sources) h["sources"].push_back(file_json(f));
+    for (const HexagonFile& f : hexagon.objects) h["objects"].push_back(file_json(f));
+    for (const HexagonProgramEntry& p : hexagon.programs)
+      h["programs"].push_back({{"index", p.index}, {"program", p.program}, {"rows", p.rows}, {"in", p.in}, {"out", p.out},
+                               {"format", p.format}, {"order", p.order}});
+    j["hexagon"] = std::move(h);
+  }
   return j.dump(1) + "\n";
 }
 
@@ -260,6 +271,43 @@ Result<Manifest> Manifest::from_json_text(const std::string& text, const std::st
         }
       m.variants.push_back(std::move(v));
     }
+  if (r.error.ok() && j.is_object() && j.contains("hexagon")) {
+    const json& h = j.at("hexagon");
+    m.has_hexagon = true;
+    m.hexagon.target = r.str(h, "hexagon.", "target");
+    m.hexagon.toolchain = r.str(h, "hexagon.", "toolchain");
+    auto read_file = [&](const json& o, const std::string& path) {
+      HexagonFile f;
+      f.file = r.str(o, path, "file");
+      f.sha256 = r.str(o, path, "sha256");
+      f.bytes = r.count(o, path, "bytes", uint64_t(1) << 40);
+      if (r.error.ok() && (f.file.empty() || f.file.find("..") != std::string::npos || f.file[0] == '/'))
+        r.error = InvalidArgument(file + ": field '" + path + "file' must be a path inside the cache, got '" + f.file + "'");
+      return f;
+    };
+    if (const json* b = r.field(h, "hexagon.", "binary")) m.hexagon.binary = read_file(*b, "hexagon.binary.");
+    for (const char* list : {"sources", "objects"})
+      if (const json* a = r.array(h, "hexagon.", list))
+        for (size_t k = 0; k < a->size() && r.error.ok(); ++k) {
+          HexagonFile f = read_file((*a)[k], std::string("hexagon.") + list + "[" + std::to_string(k) + "].");
+          (std::string(list) == "sources" ? m.hexagon.sources : m.hexagon.objects).push_back(std::move(f));
+        }
+    if (const json* a = r.array(h, "hexagon.", "programs"))
+      for (size_t k = 0; k < a->size() && r.error.ok(); ++k) {
+        const std::string path = "hexagon.programs[" + std::to_string(k) + "].";
+        HexagonProgramEntry p;
+        p.index = uint32_t(r.count((*a)[k], path, "index", 1u << 20));
+        p.program = r.str((*a)[k], path, "program");
+        p.rows = uint32_t(r.count((*a)[k], path, "rows", kMaxDim));
+        p.in = uint32_t(r.count((*a)[k], path, "in", kMaxDim));
+        p.out = uint32_t(r.count((*a)[k], path, "out", kMaxDim));
+        p.format = r.str((*a)[k], path, "format");
+        p.order = r.str((*a)[k], path, "order");
+        if (r.error.ok() && p.format != "q8_0" && p.format != "q4_0")
+          r.error = InvalidArgument(file + ": field '" + path + "format' must be q8_0 or q4_0, got '" + p.format + "'");
+        m.hexagon.programs.push_back(std::move(p));
+      }
+  }
   if (!r.error.ok()) return r.error;
   return m;
 }

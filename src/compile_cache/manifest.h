@@ -87,6 +87,29 @@ struct VariantEntry {
   double compile_seconds = 0;
 };
 
+// The compiled programs lowered to Hexagon (hexagon/codegen): one DSP binary linking a program per
+// distinct matmul shape, its sources and objects beside it, each file SHA-256-recorded. Absent
+// when the cache was compiled where clang-19 / ld.lld-19 were not.
+struct HexagonFile {
+  std::string file;  // relative to the cache directory
+  std::string sha256;
+  uint64_t bytes = 0;
+};
+struct HexagonProgramEntry {
+  uint32_t index = 0;  // THX_METHOD_PROGRAM's arg[0]
+  std::string program;  // the npu program it lowers (ProgramEntry::name)
+  uint32_t rows = 0, in = 0, out = 0;
+  std::string format;  // the DSP's weight format: q8_0 / q4_0
+  std::string order;   // weight_stationary / activation_stationary
+};
+struct HexagonObjects {
+  std::string target;     // the ISA the binary was built for: "hexagon-v66-hvx128"
+  std::string toolchain;  // the compiler that built it (its path and flags), for people
+  HexagonFile binary;
+  std::vector<HexagonFile> sources, objects;
+  std::vector<HexagonProgramEntry> programs;
+};
+
 struct Manifest {
   int format_version = 2;  // 2: programs have a kind (matmul, kv_append, elementwise, norm_linear)
   CacheKey key;
@@ -94,6 +117,8 @@ struct Manifest {
   std::vector<uint32_t> buckets;
   std::vector<VariantEntry> variants;
   std::vector<ProgramEntry> programs;
+  bool has_hexagon = false;
+  HexagonObjects hexagon;  // valid when has_hexagon
 
   const ProgramEntry* find_program(const std::string& name) const;
   std::string to_json_text() const;

@@ -267,6 +267,35 @@ json.dump(p, open(sys.argv[2],'w'))" "$WORK/soc-plan.json" "$WORK/half.json"
     check "tampered program refused" one_line_error "refusing to run a modified program" "$TANDEM" run -m "$Q" --devices opencl,npu --strategy npu-only --standard-lengths 4,8 --prompt-ids "1 2 3 4 5 6 7" -n 2 --npu-cache "$WORK/tampered"
     check "stale cache refused" one_line_error "compiled for another model" "$TANDEM" run -m "$M" --devices opencl,npu --prompt-ids "1 2" -n 1 --npu-cache "$CC"
   fi
+  # The compile cache's matmul programs lowered to Hexagon objects (clang-19 + ld.lld-19): the
+  # hexagon device runs the cache's DSP binary, every prepared matmul a compiled program, the tokens
+  # those of the generic DSP kernels; a changed binary, one for another ISA, or a cache without
+  # Hexagon objects is refused with what to do.
+  if "$TANDEM" devices 2>/dev/null | grep -qE "^\| hexagon +\| npu +\| yes"; then
+    hx_run() { "$TANDEM" run -m "$Q" --devices cpu,hexagon --strategy npu-only --standard-lengths 4,8 --prompt-ids "1 2 3 4 5 6 7" -n 6 --temp 0 "$@"; }
+    check "compile lowers to Hexagon" grep -q "^hexagon: [1-9][0-9]* programs lowered to hexagon-v66-hvx128 objects" <<<"$("$TANDEM" compile -m "$Q" --buckets 4,8 -o "$WORK/hx")"
+    check "the cache records the Hexagon files" python3 -c "
+import json,sys,hashlib
+m=json.load(open('$WORK/hx/manifest.json')); h=m['hexagon']
+files=[h['binary']]+h['sources']+h['objects']
+ok=h['target']=='hexagon-v66-hvx128' and len(h['programs'])>0 and all(hashlib.sha256(open('$WORK/hx/'+f['file'],'rb').read()).hexdigest()==f['sha256'] for f in files)
+sys.exit(0 if ok else 1)"
+    hx_plain=$(hx_run 2>/dev/null)
+    hx_cached=$(hx_run --npu-cache "$WORK/hx" 2>/dev/null)
+    check "hexagon cache: the generic kernels' tokens" same_nonempty "$hx_plain" "$hx_cached"
+    check "hexagon cache: every matmul a compiled program" grep -Eq "^npu graphs +([1-9][0-9]*) prepared \(\1 compiled" <<<"$(hx_run --npu-cache "$WORK/hx" -v 2>&1 >/dev/null)"
+    cp -r "$WORK/hx" "$WORK/hx_tampered"
+    printf '\x01' | dd of="$WORK/hx_tampered/hexagon/tandem_hexagon_dsp" bs=1 seek=4000 conv=notrunc 2>/dev/null
+    check "hexagon cache: a changed binary is refused" one_line_error "hexagon/tandem_hexagon_dsp: SHA-256" hx_run --npu-cache "$WORK/hx_tampered"
+    cp -r "$WORK/hx" "$WORK/hx_v73"
+    sed -i 's/"target": "hexagon-v66-hvx128"/"target": "hexagon-v73-hvx128"/' "$WORK/hx_v73/manifest.json"
+    check "hexagon cache: objects for another ISA are refused" one_line_error "built for 'hexagon-v73-hvx128', this DSP runs 'hexagon-v66-hvx128'" hx_run --npu-cache "$WORK/hx_v73"
+    "$TANDEM" compile -m "$Q" --buckets 4,8 --hexagon off -o "$WORK/hx_off" >/dev/null
+    check "hexagon cache: none in the cache says how to compile them" one_line_error "holds no Hexagon objects" hx_run --npu-cache "$WORK/hx_off"
+    check "compile --hexagon bad" one_line_error "--hexagon: 'maybe'" "$TANDEM" compile -m "$Q" --buckets 4 --hexagon maybe -o "$WORK/hx_bad"
+  elif [ "${TANDEM_REQUIRE_HEXAGON:-}" = 1 ]; then
+    check "the Hexagon DSP is required here (TANDEM_REQUIRE_HEXAGON=1) but tandem devices lists none" false
+  fi
   check "compile needs a model" one_line_error "-m MODEL or --model-preset" "$TANDEM" compile -o "$WORK/c3"
   check "compile bad power level" one_line_error "'fast'" "$TANDEM" compile --model-preset test-small --power-levels max,fast -o "$WORK/c3"
   check "compile bad buckets" one_line_error "must increase" "$TANDEM" compile --model-preset test-small --buckets 8,4 -o "$WORK/c3"

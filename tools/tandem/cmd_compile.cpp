@@ -13,6 +13,7 @@
 #include "buckets/layer_latency.h"
 #include "compile_cache/sha256.h"
 #include "compiler/driver/variant_set.h"
+#include "compiler/driver/hexagon_lowering.h"
 #include "core/interrupt.h"
 #include "devices/npu/npu_device.h"
 #include "model/gen_model.h"
@@ -107,6 +108,7 @@ Command add_compile(CLI::App& app) {
     int validate_rows = 4;
     bool no_validate = false, no_decode = false, json = false, report = false, fuse = false;
     std::string kv_layout = "auto";
+    std::string hexagon = "auto";
     int report_rows = 512;
     int jobs = 0;
   };
@@ -137,6 +139,9 @@ Command add_compile(CLI::App& app) {
                   "KV cache layout of the appends: auto (each phase's on the cost model), token_major or head_major "
                   "(one layout: every append of a run on an npu that owns the KV binds)")
       ->check(CLI::IsMember({"auto", "token_major", "head_major"}))
+      ->capture_default_str();
+  sub->add_option("--hexagon", o->hexagon,
+                  "lower the matmul programs to Hexagon v66 HVX objects (clang-19, ld.lld-19): auto (where they are), on, off")
       ->capture_default_str();
   sub->add_flag("--json", o->json, "print the summary as JSON");
   sub->add_flag("--report", o->report,
@@ -188,6 +193,8 @@ Command add_compile(CLI::App& app) {
             vo.validate_rows = uint32_t(o->validate_rows);
             vo.fuse_clusters = o->fuse;
             vo.kv_layout = o->kv_layout;
+            TANDEM_RETURN_IF_ERROR(compiler::parse_hexagon_mode(o->hexagon).status());
+            vo.hexagon = o->hexagon;
             vo.jobs = unsigned(o->jobs);
             vo.precisions = split(o->precisions.empty() ? default_precision : o->precisions);
             TANDEM_ASSIGN_OR_RETURN(vo.power_levels, compiler::parse_power_levels(o->power));
@@ -230,7 +237,10 @@ Command add_compile(CLI::App& app) {
                                   {"validate_seconds", rep.validate_seconds}, {"wall_seconds", rep.wall_seconds},
                                   {"jobs", rep.jobs}, {"worst_error_ratio", rep.worst_error_ratio},
                                   {"fused_programs", fused}, {"split_programs", rep.split_programs},
-                                  {"key_digest", man.key.digest()}};
+                                  {"key_digest", man.key.digest()},
+                                  {"hexagon_programs", rep.hexagon_built ? int64_t(rep.hexagon_programs) : int64_t(-1)},
+                                  {"hexagon_target", rep.hexagon_built ? man.hexagon.target : std::string()},
+                                  {"hexagon_note", rep.hexagon_note}};
               std::cout << j.dump() << "\n";
               return Status::Ok();
             }
@@ -275,6 +285,12 @@ Command add_compile(CLI::App& app) {
               std::printf("%zu programs for the NPU's share of the weight splits in %s: %s\n", rep.split_programs,
                           o->plan.c_str(), shapes.c_str());
             }
+            if (rep.hexagon_built)
+              std::printf("hexagon: %zu programs lowered to %s objects, linked into %s/%s (%.1f s)%s%s\n", rep.hexagon_programs,
+                          man.hexagon.target.c_str(), o->out.c_str(), man.hexagon.binary.file.c_str(), rep.hexagon_seconds,
+                          rep.hexagon_note.empty() ? "" : "; ", rep.hexagon_note.c_str());
+            else
+              std::printf("hexagon: %s\n", rep.hexagon_note.c_str());
             const std::string checked = rep.jobs == 0 ? std::string("not validated")
                                                       : fmt("validation %.1f s", rep.validate_seconds) + " on " +
                                                             std::to_string(rep.jobs) + (rep.jobs == 1 ? " thread" : " threads");

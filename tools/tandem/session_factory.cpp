@@ -91,10 +91,13 @@ Result<std::unique_ptr<Forward>> make_forward(std::shared_ptr<const Model> model
   TANDEM_ASSIGN_OR_RETURN(kv.k, kv_type_from_name(d.cache_type_k, "--cache-type-k"));
   TANDEM_ASSIGN_OR_RETURN(kv.v, kv_type_from_name(d.cache_type_v, "--cache-type-v"));
   // An npu alone runs as the NPU with the cpu as its host (HeteroForward adds it and says so):
-  // every matmul the npu can take goes to it.
-  const bool npu_alone = names.size() == 1 && names[0] == "npu";
+  // every matmul the npu can take goes to it. Any device of the npu kind (the emulated npu, the
+  // hexagon DSP) is one, by the registry's kind, not its name.
+  auto is_npu = [](const std::string& n) { return devices::device_kind_of(n) == devices::DeviceKind::kNpu; };
+  const bool npu_alone = names.size() == 1 && is_npu(names[0]);
   // The NPU's options need an npu: alone (the cpu its host) or beside a device that runs any shape.
-  const bool npu_with_another = npu_alone || (names.size() > 1 && std::count(names.begin(), names.end(), "npu") == 1);
+  const bool npu_with_another =
+      npu_alone || (names.size() > 1 && std::count_if(names.begin(), names.end(), is_npu) == 1);
   auto needs_npu = [&](const char* option, const std::string& value) {
     return InvalidArgument(std::string(option) + ": '" + value +
                            "' needs an npu in --devices (npu alone, or beside another device: opencl,npu or cpu,npu)");

@@ -64,11 +64,29 @@ Result<std::unique_ptr<HexagonDevice>> HexagonDevice::open(std::shared_ptr<const
   TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<hexagon::DspSession> s, hexagon::DspSession::open(options));
   TANDEM_ASSIGN_OR_RETURN(uint32_t version, s->ping(0x7a11));
   (void)version;
-  return std::unique_ptr<HexagonDevice>(new HexagonDevice(std::move(s)));
+  return std::unique_ptr<HexagonDevice>(new HexagonDevice(std::move(s), std::move(options)));
 }
 
 std::unique_ptr<HexagonDevice> HexagonDevice::open_host_oracle() {
-  return std::unique_ptr<HexagonDevice>(new HexagonDevice(nullptr));
+  return std::unique_ptr<HexagonDevice>(new HexagonDevice(nullptr, {}));
+}
+
+Status HexagonDevice::use_compile_cache(std::shared_ptr<const compile_cache::CompileCache> cache) {
+  std::lock_guard lock(mu_);
+  if (!graphs_.empty()) return Internal("hexagon: a compile cache must be given before any graph is prepared");
+  TANDEM_RETURN_IF_ERROR(cache->verify_hexagon(kTarget));
+  if (session_) {  // the cache's binary, in a fresh DSP process
+    hexagon::DspSessionOptions o = options_;
+    o.dsp_binary = cache->hexagon_binary_path();
+    TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<hexagon::DspSession> s, hexagon::DspSession::open(o));
+    (void)session_->close();
+    session_ = std::move(s);
+    options_ = std::move(o);
+    packed_.clear();
+    staging_.clear();
+  }
+  cache_ = std::move(cache);
+  return Status::Ok();
 }
 
 DeviceCaps HexagonDevice::caps() const {
@@ -124,8 +142,11 @@ Result<const HexagonDevice::Staging*> HexagonDevice::staging_for(uint32_t m, uin
   Staging s;
   TANDEM_ASSIGN_OR_RETURN(s.x, allocate(size_t(m) * in * sizeof(float), 128));
   if (session_) {  // the oracle keeps its quantized rows in vectors of its own
-    TANDEM_ASSIGN_OR_RETURN(s.q, allocate(size_t(m) * thx_act_stride(in), THX_ACT_ROW_ALIGN));
-    TANDEM_ASSIGN_OR_RETURN(s.scales, allocate(size_t(m) * (in / THX_BLOCK) * sizeof(uint16_t), 128));
+    // One scratch (a program's buf[1]): the int8 rows, then their scales.
+    const size_t q_bytes = size_t(m) * thx_act_stride(in), d_bytes = size_t(m) * (in / THX_BLOCK) * sizeof(uint16_t);
+    TANDEM_ASSIGN_OR_RETURN(s.scratch, allocate(q_bytes + d_bytes, THX_ACT_ROW_ALIGN));
+    s.q = Buffer{PoolBuffer{s.scratch.pool.offset, uint32_t(q_bytes)}, s.scratch.host};
+    s.scales = Buffer{PoolBuffer{uint32_t(s.scratch.pool.offset + q_bytes), uint32_t(d_bytes)}, s.scratch.host + q_bytes};
   }
   TANDEM_ASSIGN_OR_RETURN(s.y, allocate(size_t(m) * out * sizeof(float), 128));
   return &staging_.emplace(key, s).first->second;
@@ -152,6 +173,20 @@ Result<PrepareReport> HexagonDevice::prepare(const GraphSpec& s) {
   g.out = uint32_t(s.row_end - s.row_begin);
   TANDEM_ASSIGN_OR_RETURN(g.weights, pack(*s.weight, s.row_begin, s.row_end));
   TANDEM_ASSIGN_OR_RETURN(g.staging, staging_for(g.m, g.in, g.out));
+  if (cache_) {
+    const compile_cache::HexagonProgramEntry* p =
+        cache_->find_hexagon(g.m, g.in, g.out, hexagon::format_name(g.weights->format));
+    if (p) {
+      g.program = p->index;
+      ++from_cache_;
+    } else {
+      ++not_cached_;
+      if (first_not_cached_.empty())
+        first_not_cached_ = key + " (the cache has no Hexagon program of " + std::to_string(g.m) + " x " +
+                            std::to_string(g.in) + " -> " + std::to_string(g.out) + " " +
+                            hexagon::format_name(g.weights->format) + ": the generic kernels ran it)";
+    }
+  }
   graphs_.emplace(key, g);
   const double cost = seconds_since(t0);
   prepare_total_ += cost;
@@ -173,7 +208,11 @@ Status HexagonDevice::run(const Graph& g, const OpCall& c) {
   auto* x = reinterpret_cast<float*>(st.x.host);
   for (uint32_t i = 0; i < g.m; ++i)
     std::memcpy(x + size_t(i) * g.in, c.a.data + size_t(i) * size_t(c.a.ld), size_t(g.in) * sizeof(float));
-  if (session_) {
+  if (session_ && g.program >= 0) {
+    TANDEM_RETURN_IF_ERROR(session_->run_program(uint32_t(g.program), g.weights->format, st.x.pool, st.scratch.pool,
+                                                 g.weights->buf.pool, st.y.pool, g.m, g.in, g.out));
+    ++dsp_calls_;
+  } else if (session_) {
     TANDEM_RETURN_IF_ERROR(session_->quantize(st.x.pool, st.q.pool, st.scales.pool, g.m, g.in));
     ++dsp_calls_;
     TANDEM_RETURN_IF_ERROR(

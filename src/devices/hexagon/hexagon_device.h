@@ -11,6 +11,11 @@
 // no qfloat), so the row ops (rmsnorm, swiglu, add), rope and attention stay on the device in the
 // GPU's role; prepare() refuses them with that reason.
 //
+// With a compile cache (tandem compile: its matmul programs lowered to Hexagon, hexagon/codegen)
+// the DSP process runs the cache's binary, its SHA-256 and target checked first, and a graph of a
+// shape the cache compiled runs that program: quantize and multiply in one call, in the
+// schedule's loop order. Other shapes run the binary's generic kernels.
+//
 // If the DSP process dies or hangs (the call's timeout is bounded; a hung process is killed),
 // the failed call reports it and every later prepare() and supports() says no: the runtime's
 // fallback reruns the work on the GPU's role and the run goes on there.
@@ -22,12 +27,13 @@
 #include <string>
 #include <vector>
 
+#include "compile_cache/cache.h"
 #include "devices/device.h"
 #include "hexagon/host/dsp_session.h"
 
 namespace tandem::devices {
 
-class HexagonDevice final : public Device, public StaticGraphs, public MemoryTraffic {
+class HexagonDevice final : public Device, public StaticGraphs, public CompiledPrograms, public MemoryTraffic {
  public:
   // Starts the DSP process with a pool sized for the model's layer weights (null model: a small
   // pool, for listing). Unsupported where qemu-hexagon or the DSP binary is missing.
@@ -44,7 +50,17 @@ class HexagonDevice final : public Device, public StaticGraphs, public MemoryTra
   bool supports(const OpCall& call) const override;
   Result<std::unique_ptr<Completion>> submit(const OpCall& call) override;
   StaticGraphs* static_graphs() override { return this; }
+  CompiledPrograms* compiled_programs() override { return this; }
   const MemoryTraffic* memory_traffic() const override { return this; }
+
+  // The ISA this device runs (a compile cache's Hexagon objects must be built for it).
+  static constexpr const char* kTarget = "hexagon-v66-hvx128";
+
+  // CompiledPrograms (before any prepare): the cache's Hexagon objects verified, its binary run.
+  Status use_compile_cache(std::shared_ptr<const compile_cache::CompileCache> cache) override;
+  uint64_t graphs_from_cache() const override { return from_cache_; }
+  uint64_t graphs_not_cached() const override { return not_cached_; }
+  std::string first_not_cached() const override { return first_not_cached_; }
 
   // StaticGraphs
   Result<PrepareReport> prepare(const GraphSpec& spec) override;
@@ -69,15 +85,17 @@ class HexagonDevice final : public Device, public StaticGraphs, public MemoryTra
     hexagon::WeightFormat format;
     Buffer buf;
   };
-  struct Staging {  // a graph shape's activation buffers
-    Buffer x, q, scales, y;
+  struct Staging {  // a graph shape's activation buffers; scratch = q then scales
+    Buffer x, scratch, q, scales, y;
   };
   struct Graph {
     const PackedRows* weights = nullptr;
     const Staging* staging = nullptr;
     uint32_t m = 0, in = 0, out = 0;
+    int64_t program = -1;  // the compile cache's Hexagon program, or -1: the generic kernels
   };
-  explicit HexagonDevice(std::unique_ptr<hexagon::DspSession> s) : session_(std::move(s)) {}
+  HexagonDevice(std::unique_ptr<hexagon::DspSession> s, hexagon::DspSessionOptions o)
+      : session_(std::move(s)), options_(std::move(o)) {}
   bool alive() const { return !session_ || session_->alive(); }
   Status dead() const;  // why the DSP can take no more work
   Result<Buffer> allocate(size_t bytes, size_t align);
@@ -88,6 +106,10 @@ class HexagonDevice final : public Device, public StaticGraphs, public MemoryTra
 
   mutable std::mutex mu_;  // one DSP call at a time; prepare and submit may come from two threads
   std::unique_ptr<hexagon::DspSession> session_;     // null: the host oracle computes
+  hexagon::DspSessionOptions options_;               // what session_ was opened with
+  std::shared_ptr<const compile_cache::CompileCache> cache_;
+  uint64_t from_cache_ = 0, not_cached_ = 0;
+  std::string first_not_cached_;
   std::vector<std::unique_ptr<uint8_t[]>> host_memory_;  // the oracle's buffers
   std::map<std::string, PackedRows> packed_;
   std::map<std::string, Staging> staging_;
