@@ -39,9 +39,10 @@ const std::map<std::string, int>& levels() {
   return l;
 }
 
-// What the MLIR compiler (compiler/) may use of src/: the graph it lowers and the NPU it targets.
+// What the MLIR compiler (compiler/) may use of src/: the graph it lowers, the NPU it targets, and
+// the Hexagon code generator its last lowering emits through (hexagon/codegen).
 const std::set<std::string>& compiler_may_use() {
-  static const std::set<std::string> s = {"core", "model", "graph", "npu", "compile_cache", "buckets"};
+  static const std::set<std::string> s = {"core", "model", "graph", "npu", "compile_cache", "buckets", "hexagon"};
   return s;
 }
 

@@ -6,6 +6,10 @@
 #include <cstring>
 
 #include "devices/hexagon/weight_repack.h"
+#include "hexagon/host/fastrpc/fastrpc_transport.h"
+#include "hexagon/host/toolchain.h"
+
+#include <unistd.h>
 
 namespace tandem::devices {
 
@@ -44,7 +48,33 @@ std::string rows_key(const Weight& w, int64_t b, int64_t e) {
   return w.name + "@" + ptr + "[" + std::to_string(b) + "," + std::to_string(e) + ")";
 }
 
+// The transport TANDEM_HEXAGON_TRANSPORT asks for, else the one this machine has.
+Result<std::unique_ptr<hexagon::DspTransport>> open_transport(const hexagon::DspSessionOptions& o) {
+  const char* env = std::getenv("TANDEM_HEXAGON_TRANSPORT");
+  const std::string asked = env && *env ? env : "";
+  if (!asked.empty() && asked != "qemu" && asked != "fastrpc")
+    return InvalidArgument("TANDEM_HEXAGON_TRANSPORT: '" + asked + "' is not qemu or fastrpc");
+  hexagon::FastrpcOptions f;
+  f.pool_bytes = o.pool_bytes;
+  if (asked == "fastrpc") {
+    TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<hexagon::FastrpcTransport> t, hexagon::FastrpcTransport::open(f));
+    return std::unique_ptr<hexagon::DspTransport>(std::move(t));
+  }
+  Result<hexagon::HexagonToolchain> tc = hexagon::find_hexagon_toolchain();
+  if (asked.empty() && !tc.ok() && access(f.device.c_str(), R_OK | W_OK) == 0) {
+    TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<hexagon::FastrpcTransport> t, hexagon::FastrpcTransport::open(f));
+    return std::unique_ptr<hexagon::DspTransport>(std::move(t));
+  }
+  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<hexagon::DspSession> s, hexagon::DspSession::open(o));
+  return std::unique_ptr<hexagon::DspTransport>(std::move(s));
+}
+
 }  // namespace
+
+pid_t HexagonDevice::dsp_pid() const {
+  const auto* s = dynamic_cast<const hexagon::DspSession*>(session_.get());
+  return s ? s->pid() : -1;
+}
 
 Result<std::unique_ptr<HexagonDevice>> HexagonDevice::open(std::shared_ptr<const Model> model,
                                                            hexagon::DspSessionOptions options) {
@@ -61,7 +91,7 @@ Result<std::unique_ptr<HexagonDevice>> HexagonDevice::open(std::shared_ptr<const
       return InvalidArgument(std::string("TANDEM_HEXAGON_CALL_TIMEOUT_MS: '") + v + "' is not a count of milliseconds (1..3600000)");
     options.call_timeout = std::chrono::milliseconds(ms);
   }
-  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<hexagon::DspSession> s, hexagon::DspSession::open(options));
+  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<hexagon::DspTransport> s, open_transport(options));
   TANDEM_ASSIGN_OR_RETURN(uint32_t version, s->ping(0x7a11));
   (void)version;
   return std::unique_ptr<HexagonDevice>(new HexagonDevice(std::move(s), std::move(options)));
@@ -76,6 +106,9 @@ Status HexagonDevice::use_compile_cache(std::shared_ptr<const compile_cache::Com
   if (!graphs_.empty()) return Internal("hexagon: a compile cache must be given before any graph is prepared");
   TANDEM_RETURN_IF_ERROR(cache->verify_hexagon(kTarget));
   if (session_) {  // the cache's binary, in a fresh DSP process
+    if (!dynamic_cast<hexagon::DspSession*>(session_.get()))
+      return Unsupported("hexagon: a compile cache's Hexagon programs run under qemu-hexagon only so far (" +
+                         session_->describe() + " loads no cache binary yet)");
     hexagon::DspSessionOptions o = options_;
     o.dsp_binary = cache->hexagon_binary_path();
     TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<hexagon::DspSession> s, hexagon::DspSession::open(o));
@@ -101,8 +134,9 @@ DeviceCaps HexagonDevice::caps() const {
 }
 
 std::string HexagonDevice::identity() const {
-  return session_ ? "Hexagon v66 HVX-128 under qemu-hexagon (emulated)"
-                  : "Hexagon v66 HVX-128 arithmetic by the host oracle (no DSP)";
+  if (!session_) return "Hexagon v66 HVX-128 arithmetic by the host oracle (no DSP)";
+  return dynamic_cast<const hexagon::DspSession*>(session_.get()) ? "Hexagon v66 HVX-128 under qemu-hexagon (emulated)"
+                                                                   : "Hexagon v66 HVX-128 on the cDSP (" + session_->describe() + ")";
 }
 
 Status HexagonDevice::dead() const {

@@ -30,13 +30,16 @@
 #include "compile_cache/cache.h"
 #include "devices/device.h"
 #include "hexagon/host/dsp_session.h"
+#include "hexagon/host/dsp_transport.h"
 
 namespace tandem::devices {
 
 class HexagonDevice final : public Device, public StaticGraphs, public CompiledPrograms, public MemoryTraffic {
  public:
-  // Starts the DSP process with a pool sized for the model's layer weights (null model: a small
-  // pool, for listing). Unsupported where qemu-hexagon or the DSP binary is missing.
+  // Starts the DSP with a pool sized for the model's layer weights (null model: a small pool, for
+  // listing), over the transport TANDEM_HEXAGON_TRANSPORT names: qemu (a qemu-hexagon child) or
+  // fastrpc (a phone's cDSP: host/fastrpc); by default qemu where the toolchain is, else fastrpc
+  // where the driver's node is. Unsupported, saying what is missing, where neither is.
   static Result<std::unique_ptr<HexagonDevice>> open(std::shared_ptr<const Model> model,
                                                      hexagon::DspSessionOptions options = {});
   // The same device with the DSP's arithmetic computed on the host by the oracle
@@ -71,7 +74,7 @@ class HexagonDevice final : public Device, public StaticGraphs, public CompiledP
   uint64_t bytes_converted() const override { return 0; }
 
   // The DSP process, for tests that kill it mid-run.
-  pid_t dsp_pid() const { return session_ ? session_->pid() : -1; }
+  pid_t dsp_pid() const;
   // Calls the DSP completed (two per matmul: quantize, multiply).
   uint64_t dsp_calls() const { return dsp_calls_; }
 
@@ -94,7 +97,7 @@ class HexagonDevice final : public Device, public StaticGraphs, public CompiledP
     uint32_t m = 0, in = 0, out = 0;
     int64_t program = -1;  // the compile cache's Hexagon program, or -1: the generic kernels
   };
-  HexagonDevice(std::unique_ptr<hexagon::DspSession> s, hexagon::DspSessionOptions o)
+  HexagonDevice(std::unique_ptr<hexagon::DspTransport> s, hexagon::DspSessionOptions o)
       : session_(std::move(s)), options_(std::move(o)) {}
   bool alive() const { return !session_ || session_->alive(); }
   Status dead() const;  // why the DSP can take no more work
@@ -105,7 +108,7 @@ class HexagonDevice final : public Device, public StaticGraphs, public CompiledP
   Status run(const Graph& g, const OpCall& c);
 
   mutable std::mutex mu_;  // one DSP call at a time; prepare and submit may come from two threads
-  std::unique_ptr<hexagon::DspSession> session_;     // null: the host oracle computes
+  std::unique_ptr<hexagon::DspTransport> session_;   // null: the host oracle computes
   hexagon::DspSessionOptions options_;               // what session_ was opened with
   std::shared_ptr<const compile_cache::CompileCache> cache_;
   uint64_t from_cache_ = 0, not_cached_ = 0;

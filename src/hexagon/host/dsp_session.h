@@ -18,6 +18,7 @@
 
 #include "core/status.h"
 #include "hexagon/host/dsp_process.h"
+#include "hexagon/host/dsp_transport.h"
 #include "hexagon/host/shm_file.h"
 #include "hexagon/protocol.h"
 #include "hexagon/reference.h"
@@ -32,61 +33,25 @@ struct DspSessionOptions {
   std::chrono::milliseconds call_timeout{60000};  // per call, unless the call names its own
 };
 
-// A range of the pool, as the protocol names buffers.
-struct PoolBuffer {
-  uint32_t offset = 0, bytes = 0;
-};
-
-// A raw call: what goes into the command slot.
-struct DspCall {
-  uint32_t handle = THX_HANDLE_KERNELS;
-  uint32_t method = 0;
-  PoolBuffer buf[THX_MAX_BUFFERS];
-  uint32_t n = 0, in = 0, out = 0, format = 0;
-  uint32_t arg[4] = {0, 0, 0, 0};
-};
-
-struct DspReply {
-  uint32_t status = THX_OK;      // the DSP's THX_* code
-  uint32_t result[4] = {0, 0, 0, 0};
-  int64_t round_trip_ns = 0;      // doorbell rung -> completion flag seen
-};
-
-// "ping", "quantize", "matmul_q8_0", "matmul_q4_0", "quit", "program", or "method <id>".
-std::string method_name(uint32_t method);
-// The DSP status code in words ("a buffer leaves the pool").
-const char* dsp_status_text(uint32_t status);
-
-class DspSession {
+class DspSession final : public DspTransport {
  public:
   static Result<std::unique_ptr<DspSession>> open(const DspSessionOptions& options = {});
   ~DspSession();  // kills and reaps the process if it still runs
 
   // QUIT, then waits for the process to exit (kills it after 2 s).
-  Status close();
+  Status close() override;
 
-  // Runs a call. A DSP refusal is a reply with status != THX_OK, not an error: the Status is
-  // for the transport (the process died, the call timed out).
-  Result<DspReply> invoke(const DspCall& call, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
-
-  // Typed calls: a refusal becomes an error Status naming the method and the reason.
-  Result<uint32_t> ping(uint32_t echo);  // the DSP's protocol version; checks the echo
-  Status quantize(PoolBuffer x, PoolBuffer q, PoolBuffer scales, uint32_t n, uint32_t in);
-  Status matmul(WeightFormat format, PoolBuffer weights, PoolBuffer q, PoolBuffer scales, PoolBuffer y, uint32_t n,
-                uint32_t in, uint32_t out);
-
-  // A compiled program of the binary (codegen/kernel_source.h): quantize + multiply in one call.
-  Status run_program(uint32_t index, WeightFormat format, PoolBuffer x, PoolBuffer scratch, PoolBuffer weights,
-                     PoolBuffer y, uint32_t n, uint32_t in, uint32_t out);
+  Result<DspReply> invoke(const DspCall& call, std::optional<std::chrono::milliseconds> timeout = std::nullopt) override;
 
   // The pool: a bump allocator over [THX_HEADER_BYTES, size - THX_GUARD_BYTES).
-  Result<PoolBuffer> allocate(size_t bytes, size_t align = THX_ACT_ROW_ALIGN);
-  void reset_pool() { next_ = THX_HEADER_BYTES; }
-  uint8_t* host(PoolBuffer b) const { return shm_.data() + b.offset; }
+  Result<PoolBuffer> allocate(size_t bytes, size_t align = THX_ACT_ROW_ALIGN) override;
+  void reset_pool() override { next_ = THX_HEADER_BYTES; }
+  uint8_t* host(PoolBuffer b) const override { return shm_.data() + b.offset; }
+  std::string describe() const override { return "qemu-hexagon pid " + std::to_string(process_.pid()); }
   size_t map_bytes() const { return shm_.size(); }
 
   pid_t pid() const { return process_.pid(); }
-  bool alive() const { return !dead_; }
+  bool alive() const override { return !dead_; }
   // True while the DSP has taken up a command and not completed it.
   bool command_running() const;
   int64_t last_round_trip_ns() const { return last_round_trip_ns_; }
@@ -96,7 +61,6 @@ class DspSession {
   thx_header* header() const { return reinterpret_cast<thx_header*>(shm_.data()); }
   Status wait_until_serving(std::chrono::milliseconds timeout);
   Status dead_status() const;
-  Status refusal(uint32_t method, uint32_t status) const;
 
   ShmFile shm_;
   DspProcess process_;
