@@ -16,6 +16,7 @@ Result<DspBuild> build_dsp_programs(const std::vector<HexagonProgramSpec>& specs
     if (std::string why = why_not_lowerable(s); !why.empty()) return Unsupported("hexagon: program " + s.name + ": " + why);
   std::error_code ec;
   for (const char* sub : {"src", "obj"}) {
+    fs::remove_all(fs::path(dir) / sub, ec);  // an earlier build's programs are not this one's
     fs::create_directories(fs::path(dir) / sub, ec);
     if (ec) return IoError(dir + "/" + sub + ": cannot create: " + ec.message());
   }
