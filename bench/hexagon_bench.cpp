@@ -194,13 +194,33 @@ int main(int argc, char** argv) {
     for (WeightFormat f : {WeightFormat::kQ8_0, WeightFormat::kQ4_0})
       for (uint32_t n : {1u, 4u})
         for (bool ws : {false, true}) specs.push_back({"bench", f, n, 4096, 1024, ws});
+    specs.push_back({"latency", WeightFormat::kQ4_0, 1, 256, 64, false});  // the generic 1x256x64's shape
     char dir[] = "/tmp/tandem-hexagon-bench-XXXXXX";
     if (!mkdtemp(dir)) die(IoError("cannot create a temporary folder"));
     const DspBuild built = take(build_dsp_programs(specs, dir, *tc, 2));
     DspSessionOptions po = o;
     po.dsp_binary = built.binary;
     std::unique_ptr<DspSession> p = take(DspSession::open(po));
-    for (uint32_t i = 0; i < specs.size(); ++i) {
+    {  // round trip of a decode-sized program: quantize + multiply in one call
+      const uint32_t i = uint32_t(specs.size() - 1);
+      const HexagonProgramSpec& sp = specs[i];
+      DspCall c;
+      c.method = THX_METHOD_PROGRAM;
+      c.arg[0] = i;
+      c.n = sp.rows;
+      c.in = sp.in;
+      c.out = sp.out;
+      c.format = uint32_t(sp.format);
+      c.buf[0] = take(p->allocate(size_t(sp.rows) * sp.in * 4));
+      std::memset(p->host(c.buf[0]), 0x3e, c.buf[0].bytes);
+      c.buf[1] = take(p->allocate(program_scratch_bytes(sp)));
+      const MatmulBuffers b = matmul_buffers(*p, sp.format, sp.rows, sp.in, sp.out);
+      c.buf[2] = b.w;
+      c.buf[3] = b.y;
+      latencies.push_back(time_calls(*p, c, "1x256x64", calls / 4));
+      p->reset_pool();
+    }
+    for (uint32_t i = 0; i + 1 < specs.size(); ++i) {
       const HexagonProgramSpec& sp = specs[i];
       const PoolBuffer x = take(p->allocate(size_t(sp.rows) * sp.in * 4)), scratch = take(p->allocate(program_scratch_bytes(sp)));
       std::memset(p->host(x), 0x3e, x.bytes);
