@@ -65,6 +65,32 @@ constexpr double kDevicesLogitBudget = 1e-2;
 
 double rate(int n, double seconds) { return seconds > 0 ? n / seconds : 0.0; }
 
+// The cpu's fp32 arithmetic (the oracle path) while it lives; the fast one it had after.
+class Fp32Arithmetic {
+ public:
+  Fp32Arithmetic() : gemm_(cpu::gemm_precision()), decode_(cpu::decode_precision()) {
+    cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
+    cpu::set_decode_precision(cpu::DecodePrecision::kFp32);
+  }
+  ~Fp32Arithmetic() {
+    cpu::set_gemm_precision(gemm_);
+    cpu::set_decode_precision(decode_);
+  }
+
+ private:
+  cpu::GemmPrecision gemm_;
+  cpu::DecodePrecision decode_;
+};
+
+// Where `other`'s greedy tokens part from the cpu's at fp32, and what both forwards' logits say there.
+Result<GreedyParting> parting_from_fp32(std::shared_ptr<const Model> model, Forward& other, const std::vector<TokenId>& prompt,
+                                        const std::vector<TokenId>& fp32_ids, const std::vector<TokenId>& other_ids,
+                                        int threads) {
+  Fp32Arithmetic fp32;
+  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<GraphForward> reference, make_cpu_forward(model, {threads, 256, 256}));
+  return examine_parting(*reference, other, prompt, fp32_ids, other_ids, model->config().n_vocab);
+}
+
 // The Hexagon row's tokens: fewer, since qemu-hexagon emulates the DSP at ~0.1 GMAC/s.
 constexpr int kHexagonGenerate = 8;
 // Its logits' budget against the cpu's fp32 where the tokens part: int8 activations per block
@@ -100,16 +126,8 @@ Result<HexagonRow> run_hexagon_row(std::shared_ptr<Model> model, const std::vect
     std::printf("greedy tokens: the first %d equal to the cpu's\n", kHexagonGenerate);
     return row;
   }
-  const cpu::GemmPrecision precision = cpu::gemm_precision();
-  const cpu::DecodePrecision decode_precision = cpu::decode_precision();
-  cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
-  cpu::set_decode_precision(cpu::DecodePrecision::kFp32);
-  Result<std::unique_ptr<GraphForward>> reference = make_cpu_forward(model, {threads, 256, 256});
-  Result<GreedyParting> parting = reference.ok() ? examine_parting(**reference, session->forward(), prompt,
-                                                                   prefix(cpu_fp32.ids), row.run.ids, model->config().n_vocab)
-                                                 : Result<GreedyParting>(reference.status());
-  cpu::set_gemm_precision(precision);
-  cpu::set_decode_precision(decode_precision);
+  Result<GreedyParting> parting =
+      parting_from_fp32(model, session->forward(), prompt, prefix(cpu_fp32.ids), row.run.ids, threads);
   TANDEM_RETURN_IF_ERROR(parting.status());
   row.same = parting->logit_error <= kHexagonLogitBudget;
   row.tokens_cell = row.same ? "tie at " + std::to_string(parting->index) : "DIFFERENT";
@@ -159,13 +177,10 @@ Status run_default_job() {
   // Q8_0 decode to int8 for speed (llama.cpp rounds both to q8_0), which can flip an argmax where
   // a random model's logits nearly tie. The devices' tokens are compared with the cpu's at fp32
   // too, generated here quietly.
-  const cpu::GemmPrecision precision = cpu::gemm_precision();
-  const cpu::DecodePrecision decode_precision = cpu::decode_precision();
-  cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
-  cpu::set_decode_precision(cpu::DecodePrecision::kFp32);
-  Result<Generation> cpu_fp32 = generate(*model, *cpu_session, prompt, /*quiet=*/true);
-  cpu::set_gemm_precision(precision);
-  cpu::set_decode_precision(decode_precision);
+  Result<Generation> cpu_fp32 = [&] {
+    Fp32Arithmetic fp32;
+    return generate(*model, *cpu_session, prompt, /*quiet=*/true);
+  }();
   TANDEM_RETURN_IF_ERROR(cpu_fp32.status());
   cpu_session.reset();
 
@@ -211,14 +226,8 @@ Status run_default_job() {
                           : same_fast ? "equal to the cpu's with its bf16 / int8 activations"
                                       : "";
   if (!same) {
-    cpu::set_gemm_precision(cpu::GemmPrecision::kFp32);
-    cpu::set_decode_precision(cpu::DecodePrecision::kFp32);
-    Result<std::unique_ptr<GraphForward>> reference = make_cpu_forward(model, {threads, 256, 256});
-    Result<GreedyParting> parting = reference.ok() ? examine_parting(**reference, hetero_session->forward(), prompt,
-                                                                     cpu_fp32->ids, devices_run.ids, model->config().n_vocab)
-                                                   : Result<GreedyParting>(reference.status());
-    cpu::set_gemm_precision(precision);
-    cpu::set_decode_precision(decode_precision);
+    Result<GreedyParting> parting =
+        parting_from_fp32(model, hetero_session->forward(), prompt, cpu_fp32->ids, devices_run.ids, threads);
     TANDEM_RETURN_IF_ERROR(parting.status());
     same = parting->logit_error <= kDevicesLogitBudget;
     parted_at = parting->index;

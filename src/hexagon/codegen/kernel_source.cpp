@@ -53,14 +53,17 @@ std::string kernel_source(const HexagonProgramSpec& s, uint32_t index) {
   c += "\n/* One output: the weight row against activation row r, chunk by chunk in the reference's order. */\n";
   c += "static float dot(const uint8_t* row, const int8_t* xq, const int32_t* xp, const uint16_t* xd) {\n";
   c += "  float acc = 0.0f;\n";
+  // One chunk's sums and their ordered sum, at block `b` (an expression) of `count` blocks.
+  auto chunk_step = [&](const std::string& indent, const std::string& b, const std::string& count) {
+    c += line("%s%s(row + %s * BLOCK_BYTES, %s, xq + %s * THX_BLOCK, sums);\n", indent.c_str(), chunk, b.c_str(),
+              count.c_str(), b.c_str());
+    c += line("%sacc = thx_accumulate_blocks(acc, sums, row + %s * BLOCK_BYTES, BLOCK_BYTES, xp + %s, xd + %s, %s);\n",
+              indent.c_str(), b.c_str(), b.c_str(), b.c_str(), count.c_str());
+  };
   c += "  for (uint32_t b = 0; b < FULL * 32u; b += 32u) {\n";
-  c += line("    %s(row + b * BLOCK_BYTES, 32u, xq + b * THX_BLOCK, sums);\n", chunk);
-  c += "    acc = thx_accumulate_blocks(acc, sums, row + b * BLOCK_BYTES, BLOCK_BYTES, xp + b, xd + b, 32u);\n";
-  c += "  }\n";
-  c += "#if TAIL\n";
-  c += line("  %s(row + FULL * 32u * BLOCK_BYTES, TAIL, xq + FULL * 32u * THX_BLOCK, sums);\n", chunk);
-  c += "  acc = thx_accumulate_blocks(acc, sums, row + FULL * 32u * BLOCK_BYTES, BLOCK_BYTES, xp + FULL * 32u,\n";
-  c += "                              xd + FULL * 32u, TAIL);\n";
+  chunk_step("    ", "b", "32u");
+  c += "  }\n#if TAIL\n";
+  chunk_step("  ", "(FULL * 32u)", "TAIL");
   c += "#endif\n";
   c += "  return acc;\n}\n\n";
   c += line("void thx_program_%u(const float* x, int8_t* q, uint16_t* d, const uint8_t* w, float* y) {\n", index);

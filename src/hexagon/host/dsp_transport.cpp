@@ -1,6 +1,7 @@
 #include "hexagon/host/dsp_transport.h"
 
 #include <algorithm>
+#include <array>
 
 namespace tandem::hexagon {
 
@@ -35,6 +36,28 @@ Status DspTransport::refusal(uint32_t method, uint32_t status) const {
   return status == THX_E_BOUNDS || status == THX_E_TOO_LARGE ? OutOfRange(m) : InvalidArgument(m);
 }
 
+Status DspTransport::invoke_checked(const DspCall& c) {
+  TANDEM_ASSIGN_OR_RETURN(DspReply r, invoke(c));
+  return r.status == THX_OK ? Status::Ok() : refusal(c.method, r.status);
+}
+
+namespace {
+
+// A call of four buffers and a shape: matmul's and a program's.
+DspCall shaped_call(uint32_t method, WeightFormat format, std::array<PoolBuffer, THX_MAX_BUFFERS> bufs, uint32_t n,
+                    uint32_t in, uint32_t out) {
+  DspCall c;
+  c.method = method;
+  for (int i = 0; i < THX_MAX_BUFFERS; ++i) c.buf[i] = bufs[size_t(i)];
+  c.n = n;
+  c.in = in;
+  c.out = out;
+  c.format = uint32_t(format);
+  return c;
+}
+
+}  // namespace
+
 Result<uint32_t> DspTransport::ping(uint32_t echo) {
   DspCall c;
   c.method = THX_METHOD_PING;
@@ -55,41 +78,21 @@ Status DspTransport::quantize(PoolBuffer x, PoolBuffer q, PoolBuffer scales, uin
   c.n = n;
   c.in = in;
   c.format = THX_FORMAT_Q8_0;
-  TANDEM_ASSIGN_OR_RETURN(DspReply r, invoke(c));
-  return r.status == THX_OK ? Status::Ok() : refusal(c.method, r.status);
+  return invoke_checked(c);
 }
 
 Status DspTransport::matmul(WeightFormat format, PoolBuffer weights, PoolBuffer q, PoolBuffer scales, PoolBuffer y,
                           uint32_t n, uint32_t in, uint32_t out) {
-  DspCall c;
-  c.method = format == WeightFormat::kQ8_0 ? THX_METHOD_MATMUL_Q8_0 : THX_METHOD_MATMUL_Q4_0;
-  c.buf[0] = weights;
-  c.buf[1] = q;
-  c.buf[2] = scales;
-  c.buf[3] = y;
-  c.n = n;
-  c.in = in;
-  c.out = out;
-  c.format = uint32_t(format);
-  TANDEM_ASSIGN_OR_RETURN(DspReply r, invoke(c));
-  return r.status == THX_OK ? Status::Ok() : refusal(c.method, r.status);
+  const DspCall c = shaped_call(format == WeightFormat::kQ8_0 ? THX_METHOD_MATMUL_Q8_0 : THX_METHOD_MATMUL_Q4_0, format,
+                                {weights, q, scales, y}, n, in, out);
+  return invoke_checked(c);
 }
 
 Status DspTransport::run_program(uint32_t index, WeightFormat format, PoolBuffer x, PoolBuffer scratch, PoolBuffer weights,
                                PoolBuffer y, uint32_t n, uint32_t in, uint32_t out) {
-  DspCall c;
-  c.method = THX_METHOD_PROGRAM;
+  DspCall c = shaped_call(THX_METHOD_PROGRAM, format, {x, scratch, weights, y}, n, in, out);
   c.arg[0] = index;
-  c.buf[0] = x;
-  c.buf[1] = scratch;
-  c.buf[2] = weights;
-  c.buf[3] = y;
-  c.n = n;
-  c.in = in;
-  c.out = out;
-  c.format = uint32_t(format);
-  TANDEM_ASSIGN_OR_RETURN(DspReply r, invoke(c));
-  return r.status == THX_OK ? Status::Ok() : refusal(c.method, r.status);
+  return invoke_checked(c);
 }
 
 Result<PoolBuffer> bump_allocate(size_t* next, size_t map_bytes, size_t bytes, size_t align) {

@@ -70,6 +70,7 @@ class DspTransport {
 
  protected:
   Status refusal(uint32_t method, uint32_t status) const;
+  Status invoke_checked(const DspCall& c);  // invoke, a refusal as an error
 };
 
 // The pools' bump allocator over [THX_HEADER_BYTES, map_bytes - THX_GUARD_BYTES): *next moves on.
