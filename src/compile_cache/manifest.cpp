@@ -140,6 +140,16 @@ struct Reader {
 };
 
 constexpr uint64_t kMaxDim = 1u << 30;
+
+// A file the manifest lists: a relative path inside the cache and a SHA-256 of 64 digits.
+Status check_cache_file(const std::string& manifest, const std::string& path, const std::string& name,
+                        const std::string& sha256) {
+  if (name.empty() || name.find("..") != std::string::npos || name[0] == '/')
+    return InvalidArgument(manifest + ": field '" + path + "file' must be a relative path inside the cache, got '" + name + "'");
+  if (sha256.size() != 64)
+    return InvalidArgument(manifest + ": field '" + path + "sha256' must be 64 hex digits, got '" + sha256 + "'");
+  return Status::Ok();
+}
 constexpr size_t kMaxProjections = 16;  // a norm feeds q/k/v or gate/up: far fewer
 
 }  // namespace
@@ -232,10 +242,7 @@ Result<Manifest> Manifest::from_json_text(const std::string& text, const std::st
       }
       p.est_cycles = r.num(o, path, "est_cycles");
       p.max_error_ratio = r.num(o, path, "max_error_ratio");
-      if (r.error.ok() && (p.file.empty() || p.file.find("..") != std::string::npos || p.file[0] == '/'))
-        return InvalidArgument(file + ": field '" + path + "file' must be a relative path inside the cache, got '" + p.file + "'");
-      if (r.error.ok() && p.sha256.size() != 64)
-        return InvalidArgument(file + ": field '" + path + "sha256' must be 64 hex digits, got '" + p.sha256 + "'");
+      if (r.error.ok()) TANDEM_RETURN_IF_ERROR(check_cache_file(file, path, p.file, p.sha256));
       m.programs.push_back(std::move(p));
     }
   if (const json* vs = r.array(j, "", "variants"))
@@ -281,8 +288,7 @@ Result<Manifest> Manifest::from_json_text(const std::string& text, const std::st
       f.file = r.str(o, path, "file");
       f.sha256 = r.str(o, path, "sha256");
       f.bytes = r.count(o, path, "bytes", uint64_t(1) << 40);
-      if (r.error.ok() && (f.file.empty() || f.file.find("..") != std::string::npos || f.file[0] == '/'))
-        r.error = InvalidArgument(file + ": field '" + path + "file' must be a path inside the cache, got '" + f.file + "'");
+      if (r.error.ok()) r.error = check_cache_file(file, path, f.file, f.sha256);
       return f;
     };
     if (const json* b = r.field(h, "hexagon.", "binary")) m.hexagon.binary = read_file(*b, "hexagon.binary.");

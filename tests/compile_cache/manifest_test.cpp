@@ -190,6 +190,40 @@ TEST(Manifest, StrictFieldsNameFileAndPath) {
   EXPECT_FALSE(Manifest::from_json_text("{not json", "m.json").ok());
 }
 
+// The Hexagon objects (optional): they round-trip, and a present section is as strict as the rest.
+TEST(Manifest, HexagonObjectsRoundTripAndAreStrict) {
+  Manifest m = sample();
+  m.has_hexagon = true;
+  m.hexagon.target = "hexagon-v66-hvx128";
+  m.hexagon.toolchain = "clang-19";
+  m.hexagon.binary = {"hexagon/tandem_hexagon_dsp", std::string(64, 'a'), 4096};
+  m.hexagon.objects = {{"hexagon/obj/program_0.o", std::string(64, 'b'), 512}};
+  m.hexagon.sources = {{"hexagon/src/program_0.c", std::string(64, 'c'), 256}};
+  m.hexagon.programs = {{0, "mm8_64x64", 8, 64, 64, "q4_0", "weight_stationary"}};
+  auto back = Manifest::from_json_text(m.to_json_text(), "manifest.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_TRUE(back->has_hexagon);
+  EXPECT_EQ(back->hexagon.binary.sha256, m.hexagon.binary.sha256);
+  EXPECT_EQ(back->hexagon.programs.at(0).order, "weight_stationary");
+  EXPECT_FALSE(Manifest::from_json_text(sample().to_json_text(), "manifest.json")->has_hexagon);
+  const nlohmann::json good = nlohmann::json::parse(m.to_json_text());
+  auto j = good;
+  j["hexagon"]["binary"]["file"] = "../../usr/bin/evil";
+  expect_error(j, "hexagon.binary.file' must be a relative path inside the cache");
+  j = good;
+  j["hexagon"]["objects"][0]["sha256"] = "abc";
+  expect_error(j, "hexagon.objects[0].sha256' must be 64 hex digits");
+  j = good;
+  j["hexagon"]["programs"][0]["format"] = "q5_k";
+  expect_error(j, "hexagon.programs[0].format' must be q8_0 or q4_0");
+  j = good;
+  j["hexagon"].erase("target");
+  expect_error(j, "hexagon.target");
+  j = good;
+  j["hexagon"]["programs"][0]["rows"] = -1;
+  expect_error(j, "hexagon.programs[0].rows");
+}
+
 TEST(Manifest, SurvivesMutations) {
   // Random edits of a valid manifest: every one parses or fails with a message, never crashes.
   const std::string text = sample().to_json_text();
